@@ -1,0 +1,31 @@
+# verl-ppo developer commands. `make demo` and `make test` are the two fresh-machine commands.
+PYTHON ?= python3
+HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
+HELM ?= $(HELM_CACHE)/bin/helm4
+
+.PHONY: setup values schema docs check lint demo test
+
+setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
+	bash scripts/setup.sh
+
+values:  ## regenerate values/ from the catalog and the sizing rules
+	$(PYTHON) -m generator render
+
+schema:  ## regenerate charts/verl-ppo/values.schema.json from schemas/
+	$(PYTHON) -m generator schema
+
+docs:  ## regenerate README.md's values table from values.yaml comments
+	$(PYTHON) -m generator docs
+
+check:  ## validate every values file
+	$(PYTHON) -m generator check values/*.yaml
+
+lint: setup
+	$(HELM) lint --strict charts/verl-ppo
+
+demo: setup  ## the main job on the embedded default: check, render and summarize the default release
+	$(PYTHON) -m generator check values/*.yaml
+	$(HELM) template verl-ppo charts/verl-ppo --namespace default | $(PYTHON) -m generator summarize
+
+test: setup  ## all tests
+	$(PYTHON) -m pytest tests

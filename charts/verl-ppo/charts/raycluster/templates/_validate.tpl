@@ -1,0 +1,11 @@
+{{/* The dashboard runs arbitrary code: an Ingress needs an access control or an explicit opt-out. */}}
+{{- define "raycluster.validateIngress" -}}
+{{- $ingress := .Values.ingress -}}
+{{- $access := $ingress.accessControl -}}
+{{- if and (ne $ingress.provider "nginx") (or $access.sourceRanges $access.basicAuthSecret) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "raycluster.ingress.accessControl" "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
+{{- end -}}
+{{- if not (or $access.sourceRanges $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or .enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
+{{- end -}}
+{{- end -}}

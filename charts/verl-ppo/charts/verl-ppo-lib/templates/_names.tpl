@@ -1,0 +1,38 @@
+{{/*
+Names shared by every component. They depend on .Release and .Values.global only, so the
+umbrella chart and each subchart compute the same names.
+*/}}
+
+{{/* Release-wide base name: global.fullnameOverride, else the release name. Never truncated:
+     verl-ppo.validateNames fails instead, because a silently shortened name breaks the links
+     between the RayCluster, its Service and the submitter. */}}
+{{- define "verl-ppo.fullname" -}}
+{{- $global := .Values.global | default dict -}}
+{{- default .Release.Name $global.fullnameOverride -}}
+{{- end -}}
+
+{{/* RayCluster name; KubeRay derives the head Service and pod names from it. */}}
+{{- define "verl-ppo.clusterName" -}}
+{{- include "verl-ppo.fullname" . -}}
+{{- end -}}
+
+{{/* Head Service KubeRay creates for the RayCluster. */}}
+{{- define "verl-ppo.headServiceName" -}}
+{{- printf "%s-head-svc" (include "verl-ppo.clusterName" .) -}}
+{{- end -}}
+
+{{/* Ray dashboard / Jobs API address inside the cluster. */}}
+{{- define "verl-ppo.dashboardURL" -}}
+{{- printf "http://%s.%s.svc:8265" (include "verl-ppo.headServiceName" .) .Release.Namespace -}}
+{{- end -}}
+
+{{/* The shared ReadWriteMany claim: an existing one, or the one the storage component creates. */}}
+{{- define "verl-ppo.claimName" -}}
+{{- $storage := .Values.global.storage -}}
+{{- default (printf "%s-data" (include "verl-ppo.fullname" .)) $storage.existingClaim -}}
+{{- end -}}
+
+{{/* Name of a component's object: <fullname>-<suffix>. */}}
+{{- define "verl-ppo.componentName" -}}
+{{- printf "%s-%s" (include "verl-ppo.fullname" .ctx) .suffix -}}
+{{- end -}}

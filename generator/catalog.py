@@ -1,0 +1,68 @@
+"""The GPU-shape catalog: node types and model profiles, validated by their own schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from generator import paths
+
+
+@dataclass(frozen=True)
+class GpuShape:
+    name: str
+    gpu_model: str
+    gpu_memory_gib: float
+    gpus_per_node: int
+    allocatable_cpu: str
+    allocatable_memory: str
+    default_nodes: int
+    node_labels: dict[str, str]
+    taints: list[dict[str, str]]
+    rdma: bool
+    documented: bool
+    source: str
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    name: str
+    path: str
+    params_billion: float
+
+
+@dataclass(frozen=True)
+class Catalog:
+    shapes: dict[str, GpuShape]
+    models: dict[str, ModelProfile]
+
+
+def load_catalog(path: Path = paths.CATALOG) -> Catalog:
+    data = yaml.safe_load(path.read_text())
+    schema = yaml.safe_load(paths.CATALOG_SCHEMA.read_text())
+    jsonschema.Draft7Validator(schema).validate(data)
+    shapes = {
+        entry["name"]: GpuShape(
+            name=entry["name"],
+            gpu_model=entry["gpuModel"],
+            gpu_memory_gib=entry["gpuMemoryGiB"],
+            gpus_per_node=entry["gpusPerNode"],
+            allocatable_cpu=entry["allocatable"]["cpu"],
+            allocatable_memory=entry["allocatable"]["memory"],
+            default_nodes=entry["defaultNodes"],
+            node_labels=entry["nodeLabels"],
+            taints=entry["taints"],
+            rdma=entry["rdma"],
+            documented=entry["documented"],
+            source=" ".join(entry["source"].split()),
+        )
+        for entry in data["shapes"]
+    }
+    models = {
+        entry["name"]: ModelProfile(entry["name"], entry["path"], entry["paramsBillion"])
+        for entry in data["models"]
+    }
+    return Catalog(shapes, models)

@@ -1,0 +1,152 @@
+"""PPO sizing for one GPU node type: a few rules, each with its reason.
+
+The rules are anchored on the vendor guide, which ran Qwen2.5-0.5B with micro batches 4 / 8 / 4 and a
+rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give back exactly its numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.catalog import GpuShape, ModelProfile
+from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
+
+# The guide's run, the reference point the rules scale from.
+REFERENCE_GPU_MEMORY_GIB = 24
+REFERENCE_MICRO_BATCH = 4
+REFERENCE_SEQUENCE_LENGTH = 512 + 256
+# Bytes per parameter of mixed-precision Adam training: bf16 weights and grads, fp32 master and two moments.
+TRAINING_BYTES_PER_PARAM = 16
+WEIGHT_BYTES_PER_PARAM = 2
+MAX_MICRO_BATCH = 32
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """What the sizing needs besides the node type and the model."""
+
+    nodes: int
+    train_batch_size: int = 256
+    ppo_mini_batch_size: int = 64
+    responses_per_prompt: int = 1
+    max_prompt_length: int = 512
+    max_response_length: int = 256
+    resource_share: float = 0.8
+
+    @property
+    def sequence_length(self) -> int:
+        return self.max_prompt_length + self.max_response_length
+
+
+@dataclass(frozen=True)
+class Sizing:
+    cpu: str
+    memory: str
+    tensor_parallel: int
+    rollout_memory_fraction: float
+    micro_batch: int
+    log_prob_micro_batch: int
+    ref_log_prob_micro_batch: int
+    critic_micro_batch: int
+    actor_token_budget: int
+    critic_token_budget: int
+    param_offload: bool
+    optimizer_offload: bool
+
+
+def floor_power_of_two(value: float) -> int:
+    power = 1
+    while power * 2 <= value:
+        power *= 2
+    return power
+
+
+def pod_resources(shape: GpuShape, share: float) -> tuple[str, str]:
+    """CPU and memory of a Ray pod: a share of the node's allocatable (80% leaves room for
+    daemonsets and the kubelet, as the vendor guide advises), whole cores and whole GiB."""
+    cpu = cpu_millis(shape.allocatable_cpu) * share // 1000 * 1000
+    memory = memory_bytes(shape.allocatable_memory) * share // 2**30 * 2**30
+    return format_cpu(int(cpu)), format_memory_gi(int(memory))
+
+
+def tensor_parallel(shape: GpuShape, model: ModelProfile) -> int:
+    """Smallest rollout TP whose weight shard stays under a quarter of a GPU: the rest is KV cache
+    and the training states that share the GPU. A replica never spans nodes."""
+    weights_gib = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / 2**30
+    tp = 1
+    while weights_gib / tp > shape.gpu_memory_gib / 4 and tp * 2 <= shape.gpus_per_node:
+        tp *= 2
+    return tp
+
+
+def rollout_memory_fraction(shape: GpuShape) -> float:
+    """Share of GPU memory for the rollout engine's weights and KV cache. Larger GPUs keep the
+    training states in the same absolute space and give the rest to the KV cache."""
+    if shape.gpu_memory_gib <= 24:
+        return 0.4
+    if shape.gpu_memory_gib <= 48:
+        return 0.5
+    if shape.gpu_memory_gib <= 96:
+        return 0.6
+    return 0.7
+
+
+def normalized_mini_batch(run: RunShape, total_gpus: int) -> int:
+    """Samples per GPU per PPO update, as veRL's workers compute it."""
+    return run.ppo_mini_batch_size * run.responses_per_prompt // total_gpus
+
+
+def micro_batch(shape: GpuShape, model: ModelProfile, run: RunShape, total_gpus: int) -> int:
+    """Activation memory grows with micro batch x sequence length x model width: scale the guide's 4
+    by GPU memory, sequence length and model size, round down to a power of two, and keep it a
+    divisor of the per-GPU mini batch (veRL asserts that)."""
+    scale = (
+        (shape.gpu_memory_gib / REFERENCE_GPU_MEMORY_GIB)
+        * (REFERENCE_SEQUENCE_LENGTH / run.sequence_length)
+        * min(1.0, 0.5 / model.params_billion)
+    )
+    by_memory = floor_power_of_two(max(1.0, REFERENCE_MICRO_BATCH * scale))
+    per_gpu = normalized_mini_batch(run, total_gpus)
+    micro = min(by_memory, MAX_MICRO_BATCH, max(1, per_gpu))
+    while per_gpu % micro:
+        micro //= 2
+    return max(1, micro)
+
+
+def offload(shape: GpuShape, model: ModelProfile, total_gpus: int) -> tuple[bool, bool]:
+    """FSDP shards the training states over every GPU; offload the optimizer when a shard takes over a
+    third of a GPU, and the parameters too when it takes over half."""
+    shard_gib = model.params_billion * 1e9 * TRAINING_BYTES_PER_PARAM / total_gpus / 2**30
+    share = shard_gib / shape.gpu_memory_gib
+    return share > 0.5, share > 1 / 3
+
+
+def token_budget(micro: int, run: RunShape) -> tuple[int, int]:
+    """Dynamic batching budgets: twice the tokens of a fixed micro batch for the actor (packing
+    fills the padding), twice that for the critic (forward of values only)."""
+    actor = 1 << (2 * micro * run.sequence_length - 1).bit_length()
+    return actor, 2 * actor
+
+
+def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
+    total_gpus = run.nodes * shape.gpus_per_node
+    cpu, memory = pod_resources(shape, run.resource_share)
+    micro = micro_batch(shape, model, run, total_gpus)
+    param_offload, optimizer_offload = offload(shape, model, total_gpus)
+    actor_tokens, critic_tokens = token_budget(micro, run)
+    return Sizing(
+        cpu=cpu,
+        memory=memory,
+        tensor_parallel=tensor_parallel(shape, model),
+        rollout_memory_fraction=rollout_memory_fraction(shape),
+        micro_batch=micro,
+        # Log-probs are forward only: twice the training micro batch fits.
+        log_prob_micro_batch=2 * micro,
+        # The reference model shares the GPU with actor and rollout: keep it at the training size.
+        ref_log_prob_micro_batch=micro,
+        critic_micro_batch=micro,
+        actor_token_budget=actor_tokens,
+        critic_token_budget=critic_tokens,
+        param_offload=param_offload,
+        optimizer_offload=optimizer_offload,
+    )

@@ -1,0 +1,30 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from support import tools  # noqa: E402
+from support.kubeschema import Validator  # noqa: E402
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run scripts/setup.sh (make setup) first")
+    return path
+
+
+@pytest.fixture(scope="session", params=["helm3", "helm4"])
+def helm(request) -> Path:
+    """Each chart test runs with Helm 3 and with Helm 4."""
+    return _require(tools.helm_binaries()[request.param])
+
+
+@pytest.fixture(scope="session")
+def validator() -> Validator:
+    crds = tools.crd_files()
+    if len(crds) < 3:
+        pytest.fail("CRDs missing under the tool cache: run scripts/setup.sh (make setup) first")
+    return Validator(_require(tools.kubernetes_openapi()), crds)

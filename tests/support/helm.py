@@ -1,0 +1,46 @@
+"""Running the pinned Helm binaries on the chart."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from support.tools import ROOT, kubernetes_version
+
+CHART = ROOT / "charts" / "verl-ppo"
+# A cluster with the Prometheus operator: lets the PodMonitors render under `auto`.
+MONITORING_API = "monitoring.coreos.com/v1/PodMonitor"
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def documents(self) -> list[dict[str, Any]]:
+        return [doc for doc in yaml.safe_load_all(self.stdout) if doc]
+
+
+def run(binary: Path, *args: str) -> Result:
+    completed = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=120)
+    return Result(completed.returncode, completed.stdout, completed.stderr)
+
+
+def template(binary: Path, *extra: str, release: str = "verl-ppo", monitoring: bool = True) -> Result:
+    args = ["template", release, str(CHART), "--namespace", "training", "--kube-version", kubernetes_version()]
+    if monitoring:
+        args += ["--api-versions", MONITORING_API]
+    return run(binary, *args, *extra)
+
+
+def lint(binary: Path, *extra: str) -> Result:
+    return run(binary, "lint", "--strict", str(CHART), "--kube-version", kubernetes_version(), *extra)

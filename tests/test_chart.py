@@ -1,0 +1,222 @@
+"""Tier 2: every values file (and the defaults) lints and renders with Helm 3 and Helm 4, and every
+rendered object passes strict schema validation (Kubernetes OpenAPI, KubeRay and prometheus-operator CRDs)."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from support import helm as helm_cli
+from support.tools import ROOT
+
+VALUES = ROOT / "values"
+SHAPE_FILES = sorted(VALUES.glob("*.yaml"))
+# VKE needs the user's bucket and Secret: the overlay leaves them empty on purpose.
+PLATFORMS = {
+    "none": [],
+    "vke": ["-f", str(VALUES / "platforms" / "vke.yaml"), "--set", "storage.tos.bucket=training-data",
+            "--set", "storage.tos.secretName=tos-credentials"],
+    "generic": ["-f", str(VALUES / "platforms" / "generic.yaml")],
+}
+SCENARIOS = [pytest.param([], id="defaults")] + [
+    pytest.param(["-f", str(path), *extra], id=f"{path.stem}+{platform}")
+    for path in SHAPE_FILES
+    for platform, extra in PLATFORMS.items()
+]
+CI_VALUES = sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))
+
+
+def kinds_of(result) -> set[str]:
+    return {doc["kind"] for doc in result.documents()}
+
+
+def assert_valid(result, validator) -> list[dict]:
+    assert result.returncode == 0, result.output
+    documents = result.documents()
+    problems = [error for doc in documents for error in validator.errors(doc)]
+    assert problems == [], "\n".join(problems)
+    return documents
+
+
+@pytest.mark.parametrize("args", SCENARIOS)
+def test_lint_strict(helm, args):
+    result = helm_cli.lint(helm, *args)
+    assert result.returncode == 0, result.output
+    assert "[WARNING]" not in result.output and "[ERROR]" not in result.output
+
+
+@pytest.mark.parametrize("args", SCENARIOS)
+def test_template_renders_only_valid_objects(helm, validator, args):
+    documents = assert_valid(helm_cli.template(helm, *args), validator)
+    kinds = Counter(doc["kind"] for doc in documents)
+    assert kinds["RayCluster"] == 1 and kinds["Job"] == 1 and kinds["PodMonitor"] == 2
+    assert kinds["PersistentVolumeClaim"] == 1 and kinds["NetworkPolicy"] == 1
+
+
+@pytest.mark.parametrize("path", CI_VALUES, ids=[p.stem for p in CI_VALUES])
+def test_ci_scenarios(helm, validator, path):
+    assert_valid(helm_cli.template(helm, "-f", str(path)), validator)
+
+
+def test_ci_scenarios_exist():
+    assert len(CI_VALUES) >= 5
+
+
+def test_validator_rejects_unknown_fields_and_unknown_kinds(validator):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i", "bogusField": 1}]}}
+    assert any("bogusField" in e for e in validator.errors(pod))
+    cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "r"},
+               "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {}}, "bogus": True}}
+    assert any("bogus" in e for e in validator.errors(cluster))
+    assert validator.errors({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+
+
+def test_storage_modes_render_valid_objects(helm, validator):
+    tos = assert_valid(helm_cli.template(helm, "--set", "storage.type=tos", "--set", "storage.tos.bucket=b",
+                                         "--set", "storage.tos.region=cn-beijing", "--set",
+                                         "storage.tos.endpoint=tos-cn-beijing.ivolces.com",
+                                         "--set", "storage.tos.secretName=tos-creds"), validator)
+    pv = next(d for d in tos if d["kind"] == "PersistentVolume")
+    assert pv["spec"]["csi"]["driver"] == "fsx.csi.volcengine.com"
+    assert pv["spec"]["csi"]["volumeAttributes"]["secretName"] == "tos-creds"
+    pvc = next(d for d in tos if d["kind"] == "PersistentVolumeClaim")
+    assert pvc["spec"]["volumeName"] == pv["metadata"]["name"] and pvc["spec"]["storageClassName"] == ""
+    assert pvc["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    nas = assert_valid(helm_cli.template(helm, "--set", "storage.type=nas", "--set", "storage.nas.server=10.0.0.5"),
+                       validator)
+    assert next(d for d in nas if d["kind"] == "PersistentVolume")["spec"]["csi"]["driver"] == "nas.csi.volcengine.com"
+    existing = assert_valid(helm_cli.template(helm, "--set", "storage.enabled=false",
+                                              "--set", "global.storage.existingClaim=team-data"), validator)
+    assert not [d for d in existing if d["kind"] in ("PersistentVolumeClaim", "PersistentVolume")]
+    cluster = next(d for d in existing if d["kind"] == "RayCluster")
+    volumes = cluster["spec"]["headGroupSpec"]["template"]["spec"]["volumes"]
+    assert {"name": "shared-data", "persistentVolumeClaim": {"claimName": "team-data"}} in volumes
+
+
+def test_pod_monitors_follow_the_cluster_api(helm):
+    without = helm_cli.template(helm, monitoring=False)
+    assert without.returncode == 0 and "PodMonitor" not in kinds_of(without)
+    required = helm_cli.template(helm, "--set", "observability.podMonitor.enabled=true", monitoring=False)
+    assert required.returncode != 0 and "observability.podMonitor.enabled" in required.output
+    off = helm_cli.template(helm, "--set", "observability.podMonitor.enabled=false")
+    assert off.returncode == 0 and "PodMonitor" not in kinds_of(off)
+
+
+def test_pod_monitors_select_this_release_and_relabel_cluster(helm):
+    result = helm_cli.template(helm, "-f", str(VALUES / "platforms" / "vke.yaml"), "--set",
+                               "storage.tos.bucket=b", "--set", "storage.tos.secretName=s")
+    monitors = {d["metadata"]["name"]: d for d in result.documents() if d["kind"] == "PodMonitor"}
+    head = monitors["verl-ppo-ray-head"]
+    assert head["metadata"]["labels"]["volcengine.vmp"] == "true"
+    assert head["spec"]["selector"]["matchLabels"] == {"ray.io/cluster": "verl-ppo", "ray.io/node-type": "head"}
+    assert [e["port"] for e in head["spec"]["podMetricsEndpoints"]] == ["metrics", "as-metrics", "dash-metrics"]
+    for endpoint in head["spec"]["podMetricsEndpoints"]:
+        assert endpoint["relabelings"][0] == {"action": "replace", "targetLabel": "ray_io_cluster",
+                                              "sourceLabels": ["__meta_kubernetes_pod_label_ray_io_cluster"]}
+    assert [e["port"] for e in monitors["verl-ppo-ray-worker"]["spec"]["podMetricsEndpoints"]] == ["metrics"]
+
+
+def test_head_declares_the_metrics_ports_the_monitors_scrape(helm):
+    cluster = next(d for d in helm_cli.template(helm).documents() if d["kind"] == "RayCluster")
+    ports = {p["name"]: p["containerPort"] for p in
+             cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["ports"]}
+    assert ports["as-metrics"] == 44217 and ports["dash-metrics"] == 44227 and ports["metrics"] == 8080
+    assert ports["dashboard"] == 8265 and ports["gcs-server"] == 6379
+
+
+def test_cpu_only_head_moves_all_training_to_workers(helm, validator):
+    documents = assert_valid(helm_cli.template(helm, "--set", "raycluster.head.trainsOnHead=false"), validator)
+    cluster = next(d for d in documents if d["kind"] == "RayCluster")
+    head_limits = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert "nvidia.com/gpu" not in head_limits
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    assert group["replicas"] == group["minReplicas"] == group["maxReplicas"] == 2
+
+
+def test_autoscaling_sets_the_range(helm, validator):
+    documents = assert_valid(helm_cli.template(
+        helm, "--set", "raycluster.worker.autoscaling.enabled=true", "--set",
+        "raycluster.worker.autoscaling.minReplicas=1", "--set", "raycluster.worker.autoscaling.maxReplicas=4"),
+        validator)
+    cluster = next(d for d in documents if d["kind"] == "RayCluster")
+    group = cluster["spec"]["workerGroupSpecs"][0]
+    assert (group["replicas"], group["minReplicas"], group["maxReplicas"]) == (1, 1, 4)
+    assert cluster["spec"]["enableInTreeAutoscaling"] is True
+
+
+def test_rdma_shapes_request_rdma_and_lock_memory(helm):
+    cluster = next(d for d in helm_cli.template(helm, "-f", str(VALUES / "h800-80g-x8.yaml")).documents()
+                   if d["kind"] == "RayCluster")
+    container = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["vke.volcengine.com/rdma"] == 1
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert "IPC_LOCK" in container["securityContext"]["capabilities"]["add"]
+    assert cluster["spec"]["headGroupSpec"]["template"]["spec"]["nodeSelector"] == {
+        "machine.cluster.vke.volcengine.com/gpu-name": "NVIDIA-H800"}
+
+
+def test_queue_labels_for_gang_scheduling(helm):
+    cluster = next(d for d in helm_cli.template(helm, "--set", "raycluster.queue.kueue=team-a", "--set",
+                                                "raycluster.queue.volcano=gpu").documents()
+                   if d["kind"] == "RayCluster")
+    labels = cluster["metadata"]["labels"]
+    assert labels["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert labels["ray.io/scheduler-name"] == "volcano" and labels["volcano.sh/queue-name"] == "gpu"
+
+
+def test_ingress_with_access_control(helm, validator):
+    nginx = assert_valid(helm_cli.template(
+        helm, "--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.className=nginx",
+        "--set", "raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}", "--set",
+        "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users"), validator)
+    ingress = next(d for d in nginx if d["kind"] == "Ingress")
+    annotations = ingress["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/whitelist-source-range"] == "10.0.0.0/8"
+    assert annotations["nginx.ingress.kubernetes.io/auth-secret"] == "dashboard-users"
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": "verl-ppo-head-svc", "port": {"number": 8265}}
+    policy = next(d for d in nginx if d["kind"] == "NetworkPolicy")
+    assert {"ports": [{"port": 8265}]} in policy["spec"]["ingress"]
+    alb = assert_valid(helm_cli.template(
+        helm, "--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.provider=alb",
+        "--set", "raycluster.ingress.className=alb", "--set",
+        "raycluster.ingress.accessControl.enforcedExternally=true"), validator)
+    alb_ingress = next(d for d in alb if d["kind"] == "Ingress")
+    assert alb_ingress["metadata"]["annotations"]["ingress.vke.volcengine.com/loadbalancer-protocol"] == "http"
+
+
+def test_network_policy_admits_the_release_pods(helm):
+    documents = helm_cli.template(helm).documents()
+    policy = next(d for d in documents if d["kind"] == "NetworkPolicy")
+    assert policy["spec"]["podSelector"]["matchLabels"] == {"ray.io/cluster": "verl-ppo"}
+    allowed = policy["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"]
+    job = next(d for d in documents if d["kind"] == "Job")
+    assert allowed.items() <= job["spec"]["template"]["metadata"]["labels"].items()
+    assert "8265" not in str(policy["spec"]["ingress"][1:]), "dashboard closed without an Ingress"
+
+
+def test_submitter_pod_is_least_privilege(helm):
+    job = next(d for d in helm_cli.template(helm).documents() if d["kind"] == "Job")
+    pod = job["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    container = pod["containers"][0]
+    assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["RAY_DASHBOARD_URL"] == "http://verl-ppo-head-svc.training.svc:8265"
+    assert env["VERL_PPO_EXPECTED_GPUS"] == "4"
+
+
+def test_notes_tell_how_to_follow_the_run_and_find_checkpoints():
+    """Helm 4 renders NOTES.txt with a client-only dry run (Helm 3 needs a cluster for that)."""
+    from support.tools import helm_binaries
+
+    result = helm_cli.run(helm_binaries()["helm4"], "install", "verl-ppo", str(helm_cli.CHART), "--dry-run=client",
+                          "--namespace", "training")
+    assert result.returncode == 0, result.output
+    notes = result.stdout.split("NOTES:", 1)[1]
+    assert "kubectl -n training logs -f job/verl-ppo-ppo-job-r1" in notes
+    assert "/data/checkpoints/verl-ppo/gsm8k" in notes
+    assert "port-forward svc/verl-ppo-head-svc 8265:8265" in notes

@@ -1,0 +1,132 @@
+"""Tier 1: the catalog, the sizing rules, render output and the schema are what the repository holds."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import paths
+from generator.catalog import load_catalog
+from generator.checks import check_values, effective_values
+from generator.cli import main
+from generator.render import render_platforms, render_shape
+from generator.schema import chart_schema_json
+from generator.sizing import RunShape, size
+from generator.valuesdoc import readme_with_table
+
+CATALOG = load_catalog()
+MODEL = CATALOG.models["qwen2.5-0.5b"]
+REQUIRED_SHAPES = {"seed-2gpu", "a10-24g-x4", "l20-48g-x8", "a100-40g-x8", "a100-80g-x8", "h800-80g-x8",
+                   "h20-96g-x8", "h200-141g-x8"}
+
+
+def test_catalog_covers_the_required_gpu_types():
+    assert REQUIRED_SHAPES <= set(CATALOG.shapes)
+    for shape in CATALOG.shapes.values():
+        assert shape.documented or shape.source, f"{shape.name}: estimated figures must say where they come from"
+
+
+def test_catalog_schema_rejects_a_shape_without_allocatable(tmp_path: Path):
+    import jsonschema
+
+    data = yaml.safe_load(paths.CATALOG.read_text())
+    del data["shapes"][0]["allocatable"]
+    bad = tmp_path / "catalog.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(jsonschema.ValidationError, match="allocatable"):
+        load_catalog(bad)
+
+
+def test_sizing_reproduces_the_vendor_guide_on_its_shape():
+    sizing = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2))
+    assert (sizing.cpu, sizing.memory) == ("30", "100Gi")
+    assert (sizing.micro_batch, sizing.log_prob_micro_batch, sizing.ref_log_prob_micro_batch) == (4, 8, 4)
+    assert sizing.rollout_memory_fraction == 0.4
+    assert sizing.tensor_parallel == 1
+    assert not sizing.param_offload and not sizing.optimizer_offload
+
+
+def test_sizing_scales_with_gpu_memory_and_model_size():
+    h200 = size(CATALOG.shapes["h200-141g-x8"], MODEL, RunShape(nodes=1))
+    assert h200.micro_batch > 4 and h200.rollout_memory_fraction > 0.4
+    big_model = CATALOG.models["qwen2.5-7b"]
+    a10 = size(CATALOG.shapes["a10-24g-x4"], big_model, RunShape(nodes=1))
+    assert a10.tensor_parallel == 4, "7.6B bf16 weights (14.2 GiB) over 2 GPUs still exceed a quarter of 24 GiB"
+    assert a10.param_offload and a10.optimizer_offload, "7B Adam states over 4 GPUs do not fit 24 GiB"
+    assert a10.micro_batch == 1
+
+
+@pytest.mark.parametrize("shape_name", sorted(CATALOG.shapes))
+def test_micro_batch_always_divides_the_per_gpu_mini_batch(shape_name):
+    shape = CATALOG.shapes[shape_name]
+    for nodes in (1, 2, 4, 8):
+        run = RunShape(nodes=nodes)
+        sizing = size(shape, MODEL, run)
+        per_gpu = run.ppo_mini_batch_size // (nodes * shape.gpus_per_node)
+        if per_gpu:
+            assert per_gpu % sizing.micro_batch == 0
+
+
+@pytest.mark.parametrize("shape_name", sorted(CATALOG.shapes))
+def test_values_directory_is_exactly_what_render_writes(shape_name):
+    shape = CATALOG.shapes[shape_name]
+    expected = render_shape(shape, MODEL, RunShape(nodes=shape.default_nodes))
+    assert (paths.VALUES_DIR / f"{shape_name}.yaml").read_text() == expected, "run: python -m generator render"
+
+
+def test_platform_overlays_are_what_render_writes():
+    for name, text in render_platforms().items():
+        assert (paths.VALUES_DIR / "platforms" / name).read_text() == text
+    assert set(render_platforms()) == {"vke.yaml", "generic.yaml"}
+
+
+def test_no_stray_files_in_values():
+    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {f"platforms/{n}" for n in render_platforms()}
+    present = {str(p.relative_to(paths.VALUES_DIR)) for p in paths.VALUES_DIR.rglob("*.yaml")}
+    assert present == rendered
+
+
+def test_chart_schema_is_generated_from_schemas_dir():
+    assert paths.CHART_SCHEMA.read_text() == chart_schema_json(), "run: python -m generator schema"
+    json.loads(paths.CHART_SCHEMA.read_text())
+
+
+def test_readme_values_table_is_generated_from_values_comments():
+    readme = paths.README.read_text()
+    assert readme == readme_with_table(readme), "run: python -m generator docs"
+    assert "`ppo-job.actor.ppoMicroBatchSizePerGpu`" in readme
+
+
+def test_every_values_file_passes_check():
+    for path in sorted(paths.VALUES_DIR.glob("*.yaml")):
+        values = effective_values([yaml.safe_load(path.read_text())])
+        assert check_values(values) == [], path
+
+
+def test_chart_defaults_are_the_seed_shape():
+    defaults = effective_values([])
+    seed = effective_values([yaml.safe_load((paths.VALUES_DIR / "seed-2gpu.yaml").read_text())])
+    assert defaults == seed, "values.yaml defaults must equal values/seed-2gpu.yaml"
+
+
+def test_check_cli_exit_codes(tmp_path: Path, capsys):
+    good = paths.VALUES_DIR / "h800-80g-x8.yaml"
+    assert main(["check", str(good)]) == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo-job:\n  actor:\n    ppoMicroBatchSizePerGpu: 7\n")
+    assert main(["check", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "ppo-job.actor.ppoMicroBatchSizePerGpu=7: must divide 16" in out
+
+
+def test_vke_overlay_needs_bucket_and_secret_then_passes_with_every_shape():
+    vke = yaml.safe_load((paths.VALUES_DIR / "platforms" / "vke.yaml").read_text())
+    generic = yaml.safe_load((paths.VALUES_DIR / "platforms" / "generic.yaml").read_text())
+    names = {f.field for f in check_values(effective_values([vke]))}
+    assert {"storage.tos.bucket", "storage.tos.secretName"} <= names
+    completed = {"storage": {"tos": {"bucket": "b", "secretName": "s"}}}
+    for shape_name in CATALOG.shapes:
+        shape = yaml.safe_load((paths.VALUES_DIR / f"{shape_name}.yaml").read_text())
+        assert check_values(effective_values([shape, vke, completed])) == []
+        assert check_values(effective_values([shape, generic])) == []
