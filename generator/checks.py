@@ -28,8 +28,8 @@ UNSIZED_TWINS = (
     "actor_rollout_ref.ref.log_prob_micro_batch_size",
     "critic.ppo_micro_batch_size",
 )
-# Keys the chart renders from values (see charts/verl-ppo/charts/ppo-job/templates/_command.tpl).
-RENDERED_KEYS = frozenset(
+# Keys the chart always renders from values (charts/verl-ppo/charts/ppo-job/templates/_command.tpl).
+ALWAYS_RENDERED_KEYS = frozenset(
     {
         "data.train_files", "data.val_files", "data.train_batch_size", "data.max_prompt_length",
         "data.max_response_length", "actor_rollout_ref.model.path", "actor_rollout_ref.actor.optim.lr",
@@ -44,6 +44,26 @@ RENDERED_KEYS = frozenset(
         "trainer.save_freq", "trainer.test_freq", "trainer.total_epochs",
     }
 )
+# Where the critic's FSDP settings live, by veRL version.
+CRITIC_FSDP_KEY = {"0.3.0.post1": "critic.model.fsdp_config", "0.4.1": "critic.model.fsdp_config", "0.9.1": "critic.fsdp"}
+
+
+def rendered_keys(job: dict[str, Any]) -> set[str]:
+    """Every key the chart renders for these ppo-job values (the switches add theirs)."""
+    keys = set(ALWAYS_RENDERED_KEYS)
+    if job["actor"]["useDynamicBsz"]:
+        keys |= {"actor_rollout_ref.actor.use_dynamic_bsz", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu",
+                 "critic.ppo_max_token_len_per_gpu"}
+    switches = {
+        "actor_rollout_ref.actor.fsdp_config.param_offload": job["actor"]["paramOffload"],
+        "actor_rollout_ref.actor.fsdp_config.optimizer_offload": job["actor"]["optimizerOffload"],
+        "actor_rollout_ref.ref.fsdp_config.param_offload": job["ref"]["paramOffload"],
+        f"{CRITIC_FSDP_KEY[job['verlVersion']]}.param_offload": job["critic"]["paramOffload"],
+        f"{CRITIC_FSDP_KEY[job['verlVersion']]}.optimizer_offload": job["critic"]["optimizerOffload"],
+        "trainer.max_actor_ckpt_to_keep": job["trainer"].get("maxCheckpointsToKeep") is not None,
+        "trainer.max_critic_ckpt_to_keep": job["trainer"].get("maxCheckpointsToKeep") is not None,
+    }
+    return keys | {key for key, on in switches.items() if on}
 
 
 @dataclass(frozen=True)
@@ -182,7 +202,7 @@ def batch_findings(values: dict[str, Any]) -> list[Finding]:
 
 
 def extra_args_findings(values: dict[str, Any]) -> list[Finding]:
-    findings = []
+    findings, rendered = [], rendered_keys(values["ppo-job"])
     for index, arg in enumerate(values["ppo-job"].get("extraArgs") or []):
         field, key = f"ppo-job.extraArgs[{index}]", arg.split("=", 1)[0]
         if arg.startswith(("+", "~")):
@@ -190,7 +210,7 @@ def extra_args_findings(values: dict[str, Any]) -> list[Finding]:
                                     "write plain key=value for a key veRL's config has"))
         elif not OVERRIDE.match(arg):
             findings.append(Finding(field, arg, "is not a Hydra key=value override", "write it as section.key=value"))
-        elif key in RENDERED_KEYS:
+        elif key in rendered:
             findings.append(Finding(field, arg, "sets a key the chart already renders from values",
                                     "set the matching ppo-job value instead"))
         elif key in UNSIZED_TWINS:
@@ -216,6 +236,14 @@ def ingress_findings(values: dict[str, Any]) -> list[Finding]:
     return []
 
 
+def nccl_findings(values: dict[str, Any]) -> list[Finding]:
+    return [
+        Finding(f"raycluster.nccl.{name}", value, "is not an NCCL_* variable", "put other variables in raycluster.env")
+        for name, value in values["raycluster"]["nccl"].items()
+        if not re.match(r"^NCCL_[A-Z0-9_]+$", name)
+    ]
+
+
 def checkpoint_findings(values: dict[str, Any]) -> list[Finding]:
     directory = values["ppo-job"]["trainer"].get("checkpointDir") or ""
     if directory and not directory.startswith("/"):
@@ -230,6 +258,6 @@ def check_values(values: dict[str, Any], release_name: str = "verl-ppo") -> list
     if findings:
         return findings
     for rule in (storage_findings, shape_findings, batch_findings, extra_args_findings, ingress_findings,
-                 checkpoint_findings):
+                 nccl_findings, checkpoint_findings):
         findings.extend(rule(values))
     return name_findings(values, release_name) + findings

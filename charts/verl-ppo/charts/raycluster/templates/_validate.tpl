@@ -9,3 +9,12 @@
 {{- include "verl-ppo.validate.fail" (dict "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or .enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
 {{- end -}}
 {{- end -}}
+
+{{/* raycluster.nccl holds NCCL settings only: a stray name is most likely a misplaced variable. */}}
+{{- define "raycluster.validateNccl" -}}
+{{- range $name, $value := .Values.nccl -}}
+{{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" "is not an NCCL_* variable" "fix" "put other variables in raycluster.env") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
