@@ -44,8 +44,10 @@ ALWAYS_RENDERED_KEYS = frozenset(
         "trainer.save_freq", "trainer.test_freq", "trainer.total_epochs",
     }
 )
-# Where the critic's FSDP settings live, by veRL version.
+# Where the critic's FSDP settings live, by veRL version (the chart's ppo-job.verlFacts).
 CRITIC_FSDP_KEY = {"0.3.0.post1": "critic.model.fsdp_config", "0.4.1": "critic.model.fsdp_config", "0.9.1": "critic.fsdp"}
+# Versions whose reward model rollout engine is a mandatory value the chart fills.
+REWARD_ROLLOUT_NAME_VERSIONS = {"0.9.1"}
 
 
 def rendered_keys(job: dict[str, Any]) -> set[str]:
@@ -62,6 +64,7 @@ def rendered_keys(job: dict[str, Any]) -> set[str]:
         f"{CRITIC_FSDP_KEY[job['verlVersion']]}.optimizer_offload": job["critic"]["optimizerOffload"],
         "trainer.max_actor_ckpt_to_keep": job["trainer"].get("maxCheckpointsToKeep") is not None,
         "trainer.max_critic_ckpt_to_keep": job["trainer"].get("maxCheckpointsToKeep") is not None,
+        "reward.reward_model.rollout.name": job["verlVersion"] in REWARD_ROLLOUT_NAME_VERSIONS,
     }
     return keys | {key for key, on in switches.items() if on}
 

@@ -68,6 +68,19 @@ promop=$(module_dir github.com/prometheus-operator/prometheus-operator "$PROMETH
 copy_files "$promop/example/prometheus-operator-crd" "$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" \
   monitoring.coreos.com_podmonitors.yaml monitoring.coreos.com_servicemonitors.yaml
 
+# veRL's Hydra config of every supported version: the config files of its wheel (no dependencies).
+for version in $VERL_VERSIONS; do
+  dest="$cache/verl-config/$version"
+  [ -f "$dest/verl/trainer/config/ppo_trainer.yaml" ] && continue
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "verl==$version"
+  mkdir -p "$dest"
+  python3 -m zipfile -e "$tmp"/verl-*.whl "$tmp/unpacked"
+  cp -r "$tmp/unpacked/verl/trainer/config" "$dest/config.tmp"
+  mkdir -p "$dest/verl/trainer" && mv "$dest/config.tmp" "$dest/verl/trainer/config"
+  rm -rf "$tmp"
+done
+
 "$cache/bin/helm3" version --short
 "$cache/bin/helm4" version --short
 echo "setup: tools ready under $cache"

@@ -41,3 +41,11 @@ def crd_files() -> list[Path]:
     return sorted((cache_dir() / "crds" / f"kuberay-{pinned['KUBERAY_VERSION']}").glob("*.yaml")) + sorted(
         (cache_dir() / "crds" / f"prometheus-operator-{pinned['PROMETHEUS_OPERATOR_VERSION']}").glob("*.yaml")
     )
+
+
+def verl_versions() -> list[str]:
+    return versions()["VERL_VERSIONS"].strip('"').split()
+
+
+def verl_config_dir(version: str) -> Path:
+    return cache_dir() / "verl-config" / version / "verl" / "trainer" / "config"

@@ -8,17 +8,22 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- default (printf "%s/checkpoints/%s/%s" (trimSuffix "/" .Values.global.storage.mountPath) .Release.Name $trainer.experimentName) $trainer.checkpointDir -}}
 {{- end -}}
 
-{{/* Config keys that moved between the supported veRL versions. */}}
-{{- define "ppo-job.criticFsdpKey" -}}
-{{- $byVersion := dict "0.3.0.post1" "critic.model.fsdp_config" "0.4.1" "critic.model.fsdp_config" "0.9.1" "critic.fsdp" -}}
-{{- get $byVersion (toString .Values.verlVersion) -}}
+{{/* What differs between the supported veRL versions (JSON): where the critic's FSDP settings live,
+     and whether the reward model's rollout engine is a mandatory value (??? since 0.9). */}}
+{{- define "ppo-job.verlFacts" -}}
+{{- $byVersion := dict
+  "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false)
+  "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false)
+  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true) -}}
+{{- get $byVersion (toString .Values.verlVersion) | default dict | toJson -}}
 {{- end -}}
 
 {{/* The overrides as a JSON list of "key=value" strings. */}}
 {{- define "ppo-job.overrides" -}}
 {{- $v := .Values -}}
 {{- $gpu := .Values.global.gpu -}}
-{{- $critic := include "ppo-job.criticFsdpKey" . -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $critic := $facts.criticFsdpKey -}}
 {{- $o := list
   (printf "data.train_files=%s" $v.data.trainFiles)
   (printf "data.val_files=%s" $v.data.valFiles)
@@ -62,6 +67,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if $v.ref.paramOffload }}{{ $o = append $o "actor_rollout_ref.ref.fsdp_config.param_offload=true" }}{{ end }}
 {{- if $v.critic.paramOffload }}{{ $o = append $o (printf "%s.param_offload=true" $critic) }}{{ end }}
 {{- if $v.critic.optimizerOffload }}{{ $o = append $o (printf "%s.optimizer_offload=true" $critic) }}{{ end }}
+{{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" $v.rollout.name) }}{{ end }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
 {{- $o = concat $o (list
   (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep))

@@ -36,7 +36,7 @@ after the cluster came up. n = GPUs in total, B = train batch, N = rollout.n.
 {{- if not (hasPrefix "/" $checkpointDir) -}}
 {{- include "verl-ppo.validate.fail" (dict "field" "ppo-job.trainer.checkpointDir" "value" $checkpointDir "problem" "is relative: veRL would write checkpoints into Ray's temporary working dir, lost with the pod" "fix" (printf "use an absolute path under %s" $v.global.storage.mountPath)) -}}
 {{- end -}}
-{{- if empty (include "ppo-job.criticFsdpKey" .) -}}
+{{- if eq (include "ppo-job.verlFacts" .) "{}" -}}
 {{- include "verl-ppo.validate.fail" (dict "field" "ppo-job.verlVersion" "value" $v.verlVersion "problem" "is not a supported veRL version" "fix" "use 0.3.0.post1, 0.4.1 or 0.9.1") -}}
 {{- end -}}
 {{- include "ppo-job.validateExtraArgs" . -}}
