@@ -25,7 +25,9 @@ lint: setup
 
 demo: setup  ## the main job on the embedded default: check, render and summarize the default release
 	$(PYTHON) -m generator check values/*.yaml
-	$(HELM) template verl-ppo charts/verl-ppo --namespace default | $(PYTHON) -m generator summarize
+	@# As on a cluster that serves the Prometheus operator's API, so the PodMonitors show too.
+	$(HELM) template verl-ppo charts/verl-ppo --namespace default \
+		--api-versions monitoring.coreos.com/v1/PodMonitor | $(PYTHON) -m generator summarize
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests
