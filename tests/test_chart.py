@@ -196,6 +196,13 @@ def test_network_policy_admits_the_release_pods(helm):
     assert "8265" not in str(policy["spec"]["ingress"][1:]), "dashboard closed without an Ingress"
 
 
+def test_helm_test_pod_runs_the_submitter_check(helm):
+    pod = next(d for d in helm_cli.template(helm).documents() if d["kind"] == "Pod")
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert pod["spec"]["containers"][0]["command"] == ["python3", "/etc/verl-ppo/submitter.py", "--check"]
+    assert pod["spec"]["automountServiceAccountToken"] is False
+
+
 def test_submitter_pod_is_least_privilege(helm):
     job = next(d for d in helm_cli.template(helm).documents() if d["kind"] == "Job")
     pod = job["spec"]["template"]["spec"]

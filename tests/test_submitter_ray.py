@@ -113,3 +113,17 @@ def test_retry_after_failure_starts_a_new_attempt(dashboard, tmp_path):
     assert sorted(j["submission_id"] for j in jobs(dashboard, "retry-r1")) == ["retry-r1-a1", "retry-r1-a2"]
     code, output = finish(start_submitter(dashboard, tmp_path, "retry-r1", code=0, attempts=2))
     assert code == 0 and "re-attaching to retry-r1-a2 (SUCCEEDED)" in output
+
+
+def test_check_mode_waits_for_gpus_and_submits_nothing(dashboard, tmp_path):
+    """The chart's helm test pod runs the submitter with --check."""
+    spec = tmp_path / "check.json"
+    spec.write_text(json.dumps({"entrypoint": "false"}))
+    env = {**os.environ, "RAY_DASHBOARD_URL": dashboard, "VERL_PPO_JOB_SPEC": str(spec),
+           "VERL_PPO_SUBMISSION_PREFIX": "check-r1", "VERL_PPO_EXPECTED_GPUS": str(GPUS),
+           "VERL_PPO_WAIT_TIMEOUT_SECONDS": "10", "VERL_PPO_POLL_SECONDS": "0.5"}
+    result = subprocess.run([sys.executable, str(SUBMITTER), "--check"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"cluster ready: {GPUS} GPUs" in result.stdout
+    assert jobs(dashboard, "check-r1") == []
