@@ -49,7 +49,7 @@ def test_lint_strict(helm, args):
 def test_template_renders_only_valid_objects(helm, validator, args):
     documents = assert_valid(helm_cli.template(helm, *args), validator)
     kinds = Counter(doc["kind"] for doc in documents)
-    assert kinds["RayCluster"] == 1 and kinds["Job"] == 1 and kinds["PodMonitor"] == 2
+    assert kinds["RayCluster"] == 1 and kinds["Job"] == 2 and kinds["PodMonitor"] == 2  # run + uninstall hook
     assert kinds["PersistentVolumeClaim"] == 1 and kinds["NetworkPolicy"] == 1
 
 
@@ -191,7 +191,7 @@ def test_network_policy_admits_the_release_pods(helm):
     policy = next(d for d in documents if d["kind"] == "NetworkPolicy")
     assert policy["spec"]["podSelector"]["matchLabels"] == {"ray.io/cluster": "verl-ppo"}
     allowed = policy["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"]
-    job = next(d for d in documents if d["kind"] == "Job")
+    job = next(d for d in documents if d["kind"] == "Job" and "annotations" not in d["metadata"])
     assert allowed.items() <= job["spec"]["template"]["metadata"]["labels"].items()
     assert "8265" not in str(policy["spec"]["ingress"][1:]), "dashboard closed without an Ingress"
 
@@ -203,8 +203,17 @@ def test_helm_test_pod_runs_the_submitter_check(helm):
     assert pod["spec"]["automountServiceAccountToken"] is False
 
 
+def test_uninstall_hook_stops_the_run_first(helm):
+    hooks = [d for d in helm_cli.template(helm).documents()
+             if d["kind"] == "Job" and d["metadata"].get("annotations", {}).get("helm.sh/hook") == "pre-delete"]
+    assert len(hooks) == 1
+    container = hooks[0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["python3", "/etc/verl-ppo/submitter.py", "--stop"]
+
+
 def test_submitter_pod_is_least_privilege(helm):
-    job = next(d for d in helm_cli.template(helm).documents() if d["kind"] == "Job")
+    job = next(d for d in helm_cli.template(helm).documents()
+               if d["kind"] == "Job" and "annotations" not in d["metadata"])
     pod = job["spec"]["template"]["spec"]
     assert pod["automountServiceAccountToken"] is False
     assert pod["securityContext"]["runAsNonRoot"] is True

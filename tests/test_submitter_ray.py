@@ -127,3 +127,34 @@ def test_check_mode_waits_for_gpus_and_submits_nothing(dashboard, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"cluster ready: {GPUS} GPUs" in result.stdout
     assert jobs(dashboard, "check-r1") == []
+
+
+def test_stop_mode_stops_every_active_job_of_the_release(dashboard, tmp_path):
+    """The chart's pre-delete hook: all revisions of this release, no other release's jobs."""
+    running = start_submitter(dashboard, tmp_path, "gone-r1", seconds=60, attempts=1)
+    other = start_submitter(dashboard, tmp_path, "gone2-r1", seconds=3, attempts=1)
+    wait_for_status(dashboard, "gone-r1", "RUNNING")
+    wait_for_status(dashboard, "gone2-r1", "RUNNING")
+    spec = tmp_path / "stop.json"
+    spec.write_text(json.dumps({"entrypoint": "false"}))
+    env = {**os.environ, "RAY_DASHBOARD_URL": dashboard, "VERL_PPO_JOB_SPEC": str(spec),
+           "VERL_PPO_SUBMISSION_PREFIX": "gone-r2", "VERL_PPO_EXPECTED_GPUS": str(GPUS)}
+    result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and "stopped gone-r1-a1" in result.stdout, result.stdout + result.stderr
+    code, output = finish(running)
+    assert code != 0 and "status=STOPPED" in output
+    code, output = finish(other)
+    assert code == 0, output
+
+
+def test_stop_mode_never_blocks_uninstall_when_the_head_is_gone(tmp_path):
+    spec = tmp_path / "stop.json"
+    spec.write_text(json.dumps({"entrypoint": "false"}))
+    from support.rayhead import free_port
+
+    env = {**os.environ, "RAY_DASHBOARD_URL": f"http://127.0.0.1:{free_port()}", "VERL_PPO_JOB_SPEC": str(spec),
+           "VERL_PPO_SUBMISSION_PREFIX": "gone-r2", "VERL_PPO_EXPECTED_GPUS": "1"}
+    result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and "could not stop" in result.stdout

@@ -9,6 +9,8 @@ Ray job runs finds it and re-attaches; only after a FAILED or STOPPED attempt is
 (veRL's resume_mode=auto resumes it from the last checkpoint), up to VERL_PPO_MAX_ATTEMPTS.
 
 With --check (the chart's helm test) it only waits for the cluster's GPUs and exits.
+With --stop (the chart's pre-delete hook) it stops every active Ray job of the release, any revision,
+so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
 """
 
 from __future__ import annotations
@@ -175,8 +177,25 @@ def follow(api: RayJobsAPI, submission_id: str, poll_seconds: float) -> dict[str
         time.sleep(poll_seconds)
 
 
+def stop_release_jobs(api: RayJobsAPI, submission_prefix: str) -> int:
+    """Stops the active jobs of <release>-r<any revision>-a<any attempt>; best effort."""
+    release = submission_prefix.rsplit("-r", 1)[0]
+    pattern = re.compile(re.escape(release) + r"-r\d+-a\d+$")
+    try:
+        for job in api.list_jobs():
+            submission_id = job.get("submission_id") or ""
+            if pattern.match(submission_id) and job.get("status") in ACTIVE:
+                api.request("POST", f"/api/jobs/{submission_id}/stop")
+                log(f"stopped {submission_id}")
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        log(f"could not stop the release's Ray jobs ({error}); the RayCluster's deletion ends them")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     settings = Settings.from_env()
+    if "--stop" in argv:
+        return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=10), settings.submission_prefix)
     api = RayJobsAPI(settings.dashboard_url)
     wait_for_cluster(api, settings)
     if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
