@@ -6,11 +6,17 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+
+# The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no
+# pyenv shim on PATH until a rehash.
+RAY_CLI = [sys.executable, "-m", "ray.scripts.scripts"]
 
 
 def free_port() -> int:
@@ -25,7 +31,7 @@ def ray_head(temp_dir: Path, gpus: int) -> Iterator[str]:
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     dashboard = free_port()
     command = [
-        "ray", "start", "--head", "--disable-usage-stats", f"--port={free_port()}",
+        *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={free_port()}",
         f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
         f"--ray-client-server-port={free_port()}", f"--num-gpus={gpus}", "--num-cpus=4",
         f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
@@ -46,4 +52,4 @@ def ray_head(temp_dir: Path, gpus: int) -> Iterator[str]:
                 time.sleep(0.5)
         yield url
     finally:
-        subprocess.run(["ray", "stop", "--force"], env=env, capture_output=True, timeout=120)
+        subprocess.run([*RAY_CLI, "stop", "--force"], env=env, capture_output=True, timeout=120)
