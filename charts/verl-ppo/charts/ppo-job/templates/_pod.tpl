@@ -1,4 +1,28 @@
-{{/* Shared by the submitter Job and the helm test pod: both run files/submitter.py. */}}
+{{/* Shared by the submitter Job, the helm test pod and the uninstall hook: all run files/submitter.py
+     from the ppo-job ConfigMap. */}}
+
+{{- define "ppo-job.configMapName" -}}
+{{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "ppo-job") -}}
+{{- end -}}
+
+{{/* image and imagePullPolicy of a submitter container. */}}
+{{- define "ppo-job.image" -}}
+image: {{ include "verl-ppo.image" (dict "image" .Values.image "global" .Values.global) | quote }}
+imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" (dict "image" .Values.image "global" .Values.global) }}
+{{- end -}}
+
+{{/* The ConfigMap with job.json and submitter.py, mounted read-only at /etc/verl-ppo. */}}
+{{- define "ppo-job.specMount" -}}
+- name: job-spec
+  mountPath: /etc/verl-ppo
+  readOnly: true
+{{- end -}}
+
+{{- define "ppo-job.specVolume" -}}
+- name: job-spec
+  configMap:
+    name: {{ include "ppo-job.configMapName" . }}
+{{- end -}}
 
 {{/* Where the submitter finds the head, the job spec, its submission ids and the GPUs to wait for. */}}
 {{- define "ppo-job.submitterEnv" -}}
