@@ -1,4 +1,4 @@
-"""Command line: `python -m generator {shapes,render,check,schema,docs,summarize}`."""
+"""Command line: `python -m generator {shapes,render,check,discover,schema,docs,summarize}`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import yaml
 from generator import paths
 from generator.catalog import load_catalog
 from generator.checks import check_values, deep_merge, effective_values
+from generator.discover import DiscoveryError, discover, read_nodes
 from generator.render import render_platforms, render_shape, write
 from generator.schema import chart_schema_json
 from generator.sizing import RunShape, size
@@ -19,7 +20,7 @@ from generator.valuesdoc import readme_with_table
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
-    catalog = load_catalog()
+    catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
     print(f"{'shape':<14} {'GPU':<26} {'GiB':>4} {'GPUs':>4} {'nodes':>5} {'TP':>3} {'micro':>5} {'rollout':>7}  figures")
     for shape in catalog.shapes.values():
@@ -31,7 +32,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    catalog = load_catalog()
+    catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
     names = args.shape or list(catalog.shapes)
     outputs = {}
@@ -86,6 +87,25 @@ def effective_values_with_set(values: dict, override: str) -> dict:
     return deep_merge(values, nested)
 
 
+def cmd_discover(args: argparse.Namespace) -> int:
+    """Catalog entries for the cluster's GPU node types, checked against the catalog schema."""
+    try:
+        memory = {value: float(gib) for value, _, gib in (item.rpartition("=") for item in args.gpu_memory_gib or [])}
+        document = discover(read_nodes(args.kubeconfig), load_catalog(), memory)
+    except (DiscoveryError, ValueError) as error:
+        print(f"discover: {error}", file=sys.stderr)
+        return 1
+    text = "# Written by `python -m generator discover`; render values with --catalog pointing here.\n"
+    text += yaml.safe_dump(document, sort_keys=False, width=120)
+    if args.output:
+        write(args.output, text)
+        load_catalog(args.output)  # the schema check of every catalog
+        print(f"wrote {args.output}: {', '.join(shape['name'] for shape in document['shapes'])}")
+    else:
+        print(text, end="")
+    return 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     text = chart_schema_json()
     if args.check:
@@ -121,6 +141,7 @@ def parser() -> argparse.ArgumentParser:
 
     shapes = sub.add_parser("shapes", help="table of the catalog's GPU node types and their sizing")
     shapes.add_argument("--model", default="qwen2.5-0.5b")
+    shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
     render = sub.add_parser("render", help="write values/<shape>.yaml and the platform overlays")
@@ -129,6 +150,7 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
     render.add_argument("--resource-share", type=float, default=0.8, help="share of allocatable CPU/memory per pod")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
+    render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)
 
     check = sub.add_parser("check", help="validate values files (schema + cross-field rules)")
@@ -137,6 +159,13 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--set", action="append", help="a --set override applied after the files")
     check.add_argument("--release-name", default="verl-ppo")
     check.set_defaults(func=cmd_check)
+
+    found = sub.add_parser("discover", help="catalog entries for a cluster's GPU node types (Kubernetes API)")
+    found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its service account)")
+    found.add_argument("--gpu-memory-gib", action="append", metavar="LABEL_VALUE=GIB",
+                       help="GiB of one GPU for a node type whose labels do not say it")
+    found.add_argument("--output", type=Path, help="catalog file to write (default: print)")
+    found.set_defaults(func=cmd_discover)
 
     schema = sub.add_parser("schema", help="write charts/verl-ppo/values.schema.json from schemas/")
     schema.add_argument("--check", action="store_true", help="only report drift")

@@ -28,3 +28,17 @@ def validator() -> Validator:
     if len(crds) < 3:
         pytest.fail("CRDs missing under the tool cache: run scripts/setup.sh (make setup) first")
     return Validator(_require(tools.kubernetes_openapi()), crds)
+
+
+@pytest.fixture(scope="session")
+def local_cluster(tmp_path_factory):
+    """Tier 6: one local cluster (etcd, apiserver, controller-manager, scheduler, kwok, KubeRay) per session."""
+    from support.cluster import start_test_cluster
+    from tools.localcluster.parts import parts
+
+    missing = parts().missing()
+    if missing:
+        pytest.fail(f"local cluster parts missing: {', '.join(map(str, missing))}: run scripts/setup.sh first")
+    cluster = start_test_cluster(tmp_path_factory.mktemp("localcluster"))
+    yield cluster
+    cluster.cluster.stop()

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Builds the parts of the local cluster (test tier 6, `make demo`) from the package registries:
+# kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
+# etcd from Debian's etcd-server package, kwok from sigs.k8s.io/kwok and the KubeRay operator from
+# its Go module. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
+# reused. Each cold build prints its time. Builds run under `nice` with few parallel jobs: the
+# machines have 2 cores shared with other work.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../tools/versions.env
+source "$root/tools/versions.env"
+cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
+bin="$cache/bin"
+mkdir -p "$bin" "$cache/build"
+jobs=${VERL_PPO_BUILD_JOBS:-2}
+
+timed() {  # timed LABEL COMMAND...: runs COMMAND and prints how long the cold build took
+  local label=$1 started
+  shift
+  started=$(date +%s)
+  "$@"
+  echo "build-localcluster: built $label in $(( $(date +%s) - started ))s"
+}
+
+gomod_file() {  # the go.mod of a module version (downloaded once into the module cache)
+  (cd "$cache" && go mod download -json "$1@$2") | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])'
+}
+
+# k8s.io/kubernetes replaces its staging modules (k8s.io/api, ...) with ./staging paths that its
+# module zip lacks, so a wrapper module requires it and pins every staging module to the
+# published v0.<minor>.<patch> of the same release.
+kubernetes_wrapper() {
+  local dir=$1 staging=v0.${KUBERNETES_VERSION#v1.}
+  mkdir -p "$dir"
+  {
+    echo "module verl-ppo.local/kubernetes-build"
+    echo
+    echo "go 1.25.0"
+    echo
+    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+    echo
+    echo "replace ("
+    grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$(gomod_file k8s.io/kubernetes "$KUBERNETES_VERSION")" |
+      awk -v v="$staging" '{print "\t" $1 " => " $1 " " v}'
+    echo ")"
+  } > "$dir/go.mod"
+  # The build needs a package of the wrapper's own for `go mod tidy` to keep the requirements.
+  cat > "$dir/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+)
+GO
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null)
+}
+
+build_kubernetes() {
+  local version=$KUBERNETES_VERSION dir="$cache/build/kubernetes-$KUBERNETES_VERSION" ldflags minor date
+  local wanted=(kube-apiserver kube-controller-manager kube-scheduler) missing=0
+  for b in "${wanted[@]}"; do [ -x "$bin/$b-$version" ] || missing=1; done
+  [ "$missing" = 0 ] && return
+  kubernetes_wrapper "$dir"
+  minor=${version#v1.}; minor=${minor%%.*}
+  date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Time"])' \
+    "$(dirname "$(gomod_file k8s.io/kubernetes "$version")")/$version.info")
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags="$ldflags -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date -X $pkg.gitCommit=module-$version"
+  done
+  local out="$cache/build/out-$version"
+  mkdir -p "$out"
+  # One `go build` for the three binaries, so the packages they share compile once.
+  (cd "$dir" && timed "kube-apiserver, kube-controller-manager, kube-scheduler $version" \
+    nice go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler)
+  for b in "${wanted[@]}"; do mv "$out/$b" "$bin/$b-$version"; done
+}
+
+build_go_binary() {  # build_go_binary NAME PACKAGE VERSION: `go install PACKAGE@VERSION` as bin/NAME-VERSION
+  local name=$1 package=$2 version=$3 tmp
+  [ -x "$bin/$name-$version" ] && return
+  tmp=$(mktemp -d)
+  timed "$name $version" env GOBIN="$tmp" GOFLAGS=-mod=mod nice go install -p "$jobs" -trimpath -ldflags "-s -w" "$package@$version"
+  mv "$tmp/$(basename "${package%/cmd}")" "$bin/$name-$version" 2>/dev/null || mv "$tmp"/* "$bin/$name-$version"
+  rm -rf "$tmp"
+}
+
+fetch_etcd() {  # Debian's etcd-server package, unpacked (not installed) into the cache
+  [ -x "$bin/etcd-$ETCD_DEB_VERSION" ] && return
+  local tmp
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -q "etcd-server=$ETCD_DEB_VERSION" >/dev/null && dpkg -x etcd-server_*.deb unpacked)
+  install -m 0755 "$tmp/unpacked/usr/bin/etcd" "$bin/etcd-$ETCD_DEB_VERSION"
+  rm -rf "$tmp"
+  echo "build-localcluster: fetched etcd-server $ETCD_DEB_VERSION"
+}
+
+module_dir() {  # the unpacked directory of a Go module version
+  (cd "$cache" && go mod download -json "$1@$2") | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'
+}
+
+# Files the cluster reads at start: every KubeRay CRD (the operator watches all four kinds) and
+# kwok's "fast" stages (nodes Ready at once; pods Running and Ready, Job pods complete, deleted pods go).
+copy_module_files() {
+  local kuberay kwok
+  kuberay=$(module_dir github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION")
+  mkdir -p "$cache/crds/kuberay-operator-$KUBERAY_VERSION" "$cache/kwok-stages/$KWOK_VERSION"
+  install -m 0644 "$kuberay"/config/crd/bases/ray.io_*.yaml "$cache/crds/kuberay-operator-$KUBERAY_VERSION/"
+  kwok=$(module_dir sigs.k8s.io/kwok "$KWOK_VERSION")
+  install -m 0644 "$kwok/kustomize/stage/node/fast/node-initialize.yaml" "$kwok"/kustomize/stage/pod/fast/pod-*.yaml \
+    "$cache/kwok-stages/$KWOK_VERSION/"
+}
+
+copy_module_files
+fetch_etcd
+build_kubernetes
+build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
+build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"
+"$bin/kube-apiserver-$KUBERNETES_VERSION" --version
+echo "build-localcluster: cluster parts ready under $bin"

@@ -1,0 +1,91 @@
+"""Tier 6: every GPU shape in values/, with Helm 3 and Helm 4, on a real apiserver, scheduler and
+controller-manager with kwok nodes of every shape at once and the real KubeRay operator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import paths
+from generator.catalog import GpuShape, load_catalog
+from generator.checks import effective_values
+from generator.render import render_shape
+from generator.sizing import RunShape
+from support.cluster import dry_run_restricted, leftovers, ray_pods, wait_ready
+from tools.localcluster import processes
+from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
+from tools.localcluster.release import CHART, POD_MONITORS, pod_security_level, release_pods
+
+from kubernetes import client
+
+CATALOG = load_catalog()
+SHAPES = sorted(path.stem for path in paths.VALUES_DIR.glob("*.yaml"))
+RELEASE = "verl-ppo"
+
+
+def values_files(shape: GpuShape, main: Path, tmp_path: Path) -> list[str]:
+    """-f arguments. A shape with no GPU-type label (the vendor guide's) selects nothing, and on this
+    cluster of mixed GPU nodes the scheduler would put its pods on the larger, emptier nodes: its
+    release selects the node type by instance type, as a user of a mixed cluster must."""
+    files = [main]
+    if not shape.node_labels:
+        overlay = tmp_path / "select-instance-type.yaml"
+        overlay.write_text(yaml.safe_dump({"raycluster": {"nodeSelector": {INSTANCE_TYPE_LABEL: shape.name}}}))
+        files.append(overlay)
+    return [arg for path in files for arg in ("-f", str(path))]
+
+
+def assert_ray_pods_on_shape(local_cluster, namespace: str, shape: GpuShape, nodes: int) -> None:
+    pods = ray_pods(local_cluster.api, namespace, RELEASE)
+    placed = sorted(pod.spec.node_name for pod in pods)
+    assert len(pods) == nodes, [pod.metadata.name for pod in pods]
+    assert set(placed) <= set(local_cluster.nodes[shape.name]), f"Ray pods on {placed}, not all {shape.name} nodes"
+    assert len(set(placed)) == nodes, f"a node holds two Ray pods: {placed}"
+    assert all(pod.status.phase == "Running" for pod in pods)
+
+
+@pytest.mark.parametrize("shape_name", SHAPES)
+def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
+    shape = CATALOG.shapes[shape_name]
+    main = paths.VALUES_DIR / f"{shape_name}.yaml"
+    values = effective_values([yaml.safe_load(main.read_text())])
+    args = values_files(shape, main, tmp_path)
+    runner = local_cluster.helm(helm)
+    namespace = f"{shape_name}-{helm.name}"
+    nodes = values["global"]["gpu"]["nodes"]
+    with local_cluster.release_namespace(runner, RELEASE, namespace, args, pod_security_level(values)):
+        # Accepted server-side: CRD schemas, admission (PodSecurity), the chart's own checks.
+        runner.run("install", RELEASE, str(CHART), "--namespace", namespace, *args)
+        wait_ready(local_cluster, namespace)
+        assert_ray_pods_on_shape(local_cluster, namespace, shape, nodes)
+
+        others = [pod for pod in release_pods(local_cluster.api, namespace, RELEASE)
+                  if pod not in ray_pods(local_cluster.api, namespace, RELEASE)]
+        assert others, "the submitter pod is missing"
+        for pod in others:  # the submitter and any other helper pod: bound, and within `restricted`
+            processes.wait_for(f"{pod.metadata.name} bound", lambda p=pod: client.CoreV1Api(local_cluster.api)
+                               .read_namespaced_pod(p.metadata.name, namespace).spec.node_name, 60)
+            dry_run_restricted(local_cluster.api, pod)
+        monitors = client.CustomObjectsApi(local_cluster.api).list_namespaced_custom_object(
+            *POD_MONITORS[:2], namespace, POD_MONITORS[2])["items"]
+        assert monitors, "no PodMonitor although the cluster serves monitoring.coreos.com/v1"
+
+        # Upgrade to twice the training nodes, values rendered by the generator for that size.
+        bigger = tmp_path / "bigger.yaml"
+        bigger.write_text(render_shape(shape, CATALOG.models["qwen2.5-0.5b"], RunShape(nodes=2 * nodes)))
+        upgrade_args = ["-f", str(bigger), *args[2:]]
+        runner.run("upgrade", RELEASE, str(CHART), "--namespace", namespace, *upgrade_args)
+        wait_ready(local_cluster, namespace)
+        assert_ray_pods_on_shape(local_cluster, namespace, shape, 2 * nodes)
+
+        runner.run("uninstall", RELEASE, "--namespace", namespace)
+        claim = f"PersistentVolumeClaim/{RELEASE}-data"
+        try:
+            processes.wait_for("only the claim left", lambda: leftovers(local_cluster.api, namespace) == [claim], 120)
+        except TimeoutError:
+            pass
+        assert leftovers(local_cluster.api, namespace) == [claim]
+        kept = client.CoreV1Api(local_cluster.api).read_namespaced_persistent_volume_claim(f"{RELEASE}-data", namespace)
+        assert kept.status.phase == "Bound"

@@ -1,0 +1,40 @@
+"""`python -m tools.localcluster {demo,down,status}`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tools.localcluster import processes
+from tools.localcluster.cluster import STOP_ORDER
+from tools.localcluster.demo import run_demo
+from tools.localcluster.parts import ROOT
+
+DEFAULT_STATE = ROOT / "build" / "localcluster"
+
+
+def main(argv: list[str] | None = None) -> int:
+    root = argparse.ArgumentParser(prog="python -m tools.localcluster", description=__doc__)
+    root.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (pid files, logs, kubeconfig)")
+    sub = root.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="start the cluster with nodes of the values file's shape and install the release")
+    demo.add_argument("--values", type=Path, default=ROOT / "values" / "seed-2gpu.yaml")
+    demo.add_argument("--helm", choices=["helm3", "helm4"], default="helm4")
+    sub.add_parser("down", help="stop every process `demo` started")
+    sub.add_parser("status", help="which processes of the cluster run")
+    args = root.parse_args(argv)
+
+    if args.command == "demo":
+        return run_demo(args.state, args.values, args.helm)
+    if args.command == "down":
+        stopped = processes.stop_all(args.state, STOP_ORDER)
+        print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing runs from {args.state}")
+        return 0
+    for name, alive in processes.running(args.state).items():
+        print(f"{name}: {'running' if alive else 'stopped'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

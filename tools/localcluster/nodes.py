@@ -1,0 +1,57 @@
+"""Fake GPU nodes of a catalog shape, played by kwok: capacity and allocatable from the catalog
+(GPUs, CPU, memory, RDMA), the shape's labels and taints."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from generator.catalog import GpuShape
+from tools.localcluster.cluster import KWOK_ANNOTATION
+
+GPU_RESOURCE = "nvidia.com/gpu"
+RDMA_RESOURCE = "vke.volcengine.com/rdma"
+# Pods per node, as a kubelet's default maxPods.
+MAX_PODS = "110"
+# Every node carries its instance type, as cloud nodes do. The catalog's shapes with no GPU-type
+# label (the vendor guide's seed) are found by it: `generator discover` groups by it, and a
+# release of such a shape on a mixed cluster selects it (see tests/test_cluster_shapes.py).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def node_names(shape: GpuShape, count: int, prefix: str = "") -> list[str]:
+    return [f"{prefix}{shape.name}-{index}" for index in range(count)]
+
+
+def node_body(shape: GpuShape, name: str) -> dict:
+    resources = {"cpu": shape.allocatable_cpu, "memory": shape.allocatable_memory,
+                 GPU_RESOURCE: str(shape.gpus_per_node), "pods": MAX_PODS}
+    if shape.rdma:
+        # One RDMA device per GPU (one NIC per GPU on the vendors' 8-GPU RDMA nodes).
+        resources[RDMA_RESOURCE] = str(shape.gpus_per_node)
+    labels = {INSTANCE_TYPE_LABEL: shape.name, **shape.node_labels, "kubernetes.io/hostname": name,
+              "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": {KWOK_ANNOTATION[0]: KWOK_ANNOTATION[1]}},
+        "spec": {"taints": [dict(taint) for taint in shape.taints]},
+        # Capacity equals allocatable: the catalog's figures are what pods may ask for.
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+
+
+def create_nodes(api: client.ApiClient, shape: GpuShape, count: int, prefix: str = "") -> list[str]:
+    core = client.CoreV1Api(api)
+    names = node_names(shape, count, prefix)
+    for name in names:
+        core.create_node(node_body(shape, name))
+    return names
+
+
+def ready_nodes(api: client.ApiClient, names: list[str]) -> bool:
+    """True when kwok has initialized every named node (condition Ready)."""
+    wanted = set(names)
+    for node in client.CoreV1Api(api).list_node().items:
+        if node.metadata.name in wanted and any(
+                c.type == "Ready" and c.status == "True" for c in node.status.conditions or []):
+            wanted.discard(node.metadata.name)
+    return not wanted

@@ -1,0 +1,69 @@
+"""Where scripts/build-localcluster.sh leaves the cluster's parts: binaries and CRDs under the cache,
+named by the versions pinned in tools/versions.env."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@lru_cache(maxsize=1)
+def pinned() -> dict[str, str]:
+    """KEY=VALUE lines of tools/versions.env, read with shell quoting rules."""
+    return dict(token.split("=", 1) for token in shlex.split((ROOT / "tools" / "versions.env").read_text(),
+                                                              comments=True))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
+
+
+@dataclass(frozen=True)
+class Parts:
+    etcd: Path
+    apiserver: Path
+    controller_manager: Path
+    scheduler: Path
+    kwok: Path
+    kuberay_operator: Path
+    helm: Path
+    kwok_stages: list[Path]
+    crds: list[Path]
+
+    def missing(self) -> list[Path]:
+        """What scripts/build-localcluster.sh has not (yet) put in place."""
+        files = [self.etcd, self.apiserver, self.controller_manager, self.scheduler, self.kwok,
+                 self.kuberay_operator, self.helm]
+        absent = [path for path in files if not path.exists()]
+        if not self.kwok_stages:
+            absent.append(kwok_stages_dir())
+        if len(self.crds) < 5:  # KubeRay's four CRDs and the PodMonitor one at least
+            absent.append(cache_dir() / "crds")
+        return absent
+
+
+def kwok_stages_dir() -> Path:
+    return cache_dir() / "kwok-stages" / pinned()["KWOK_VERSION"]
+
+
+def parts(helm: str = "helm4") -> Parts:
+    versions, bin_dir = pinned(), cache_dir() / "bin"
+    kube = versions["KUBERNETES_VERSION"]
+    return Parts(
+        etcd=bin_dir / f"etcd-{versions['ETCD_DEB_VERSION']}",
+        apiserver=bin_dir / f"kube-apiserver-{kube}",
+        controller_manager=bin_dir / f"kube-controller-manager-{kube}",
+        scheduler=bin_dir / f"kube-scheduler-{kube}",
+        kwok=bin_dir / f"kwok-{versions['KWOK_VERSION']}",
+        kuberay_operator=bin_dir / f"kuberay-operator-{versions['KUBERAY_VERSION']}",
+        helm=bin_dir / helm,
+        kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
+        # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.
+        crds=sorted((cache_dir() / "crds" / f"kuberay-operator-{versions['KUBERAY_VERSION']}").glob("*.yaml"))
+        + sorted((cache_dir() / "crds" / f"prometheus-operator-{versions['PROMETHEUS_OPERATOR_VERSION']}").glob("*.yaml")),
+    )

@@ -1,0 +1,97 @@
+"""Local processes of the cluster: started in their own session with a log and a pid file, so a
+later `down` (another Python process) can stop exactly what `up` started."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(state: Path, name: str, command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Starts command with stdout and stderr in <state>/logs/<name>.log and its pid in <state>/pids/<name>."""
+    (state / "logs").mkdir(parents=True, exist_ok=True)
+    (state / "pids").mkdir(parents=True, exist_ok=True)
+    with open(state / "logs" / f"{name}.log", "ab") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env={**os.environ, **(env or {})}, start_new_session=True)
+    (state / "pids" / name).write_text(str(process.pid))
+    return process
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still answers kill(0): reap it when it is one.
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)
+        return waited == 0
+    except ChildProcessError:
+        return True
+
+
+def stop_pid(pid: int, grace: float = 10.0) -> None:
+    """SIGTERM to the process's group (it leads one: start_new_session), SIGKILL after grace seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not _alive(pid):
+                return
+            time.sleep(0.1)
+
+
+def stop_all(state: Path, order: list[str]) -> list[str]:
+    """Stops the processes with pid files under state, those named in order first (in that order)."""
+    pid_dir = state / "pids"
+    if not pid_dir.is_dir():
+        return []
+    names = [name for name in order if (pid_dir / name).exists()]
+    names += sorted(path.name for path in pid_dir.iterdir() if path.name not in names)
+    for name in names:
+        stop_pid(int((pid_dir / name).read_text()))
+        (pid_dir / name).unlink()
+    return names
+
+
+def running(state: Path) -> dict[str, bool]:
+    pid_dir = state / "pids"
+    if not pid_dir.is_dir():
+        return {}
+    return {path.name: _alive(int(path.read_text())) for path in sorted(pid_dir.iterdir())}
+
+
+def wait_for(what: str, ready: Callable[[], bool], timeout: float, log: Path | None = None,
+             interval: float = 0.25) -> float:
+    """Polls ready() until it is true and returns the seconds that took; on timeout raises
+    TimeoutError with the tail of log (the part's log, where one is given)."""
+    started = time.monotonic()
+    deadline = started + timeout
+    while time.monotonic() < deadline:
+        try:
+            if ready():
+                return time.monotonic() - started
+        except Exception:  # noqa: BLE001 - a part that is still starting answers with errors of any kind
+            pass
+        time.sleep(interval)
+    tail = ""
+    if log and log.exists():
+        tail = "\n" + "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+    raise TimeoutError(f"{what} not ready after {timeout:.0f}s{tail}")

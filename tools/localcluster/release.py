@@ -1,0 +1,97 @@
+"""A Helm release of the chart on the local cluster: its namespace (Pod Security enforced), the
+volume its claim binds to, helm itself, and what the release's objects report."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from kubernetes import client
+
+from tools.localcluster.parts import ROOT
+
+CHART = ROOT / "charts" / "verl-ppo"
+RAY = ("ray.io", "v1", "rayclusters")
+POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
+# Label the chart puts on every pod of a release.
+RELEASE_POD_LABEL = "verl-ppo.io/release"
+
+
+@dataclass(frozen=True)
+class Helm:
+    binary: Path
+    kubeconfig: Path
+
+    def run(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+        completed = subprocess.run([str(self.binary), "--kubeconfig", str(self.kubeconfig), *args],
+                                   capture_output=True, text=True, timeout=timeout)
+        if check and completed.returncode != 0:
+            raise RuntimeError(f"helm {' '.join(args)} failed ({completed.returncode}):\n{completed.stderr}")
+        return completed
+
+    def claim(self, release: str, namespace: str, *values_args: str) -> tuple[str, str] | None:
+        """(name, size) of the claim the release would create, from `helm template` of the same values."""
+        rendered = self.run("template", release, str(CHART), "--namespace", namespace, *values_args).stdout
+        for document in yaml.safe_load_all(rendered):
+            if document and document.get("kind") == "PersistentVolumeClaim":
+                return document["metadata"]["name"], document["spec"]["resources"]["requests"]["storage"]
+        return None
+
+
+def create_namespace(api: client.ApiClient, name: str, enforce: str = "baseline") -> None:
+    """A namespace whose pods the apiserver's PodSecurity admission holds to the `enforce` level."""
+    labels = {"pod-security.kubernetes.io/enforce": enforce, "pod-security.kubernetes.io/enforce-version": "latest"}
+    client.CoreV1Api(api).create_namespace({"metadata": {"name": name, "labels": labels}})
+
+
+def create_claim_volume(api: client.ApiClient, namespace: str, claim: str, size: str) -> str:
+    """A volume reserved for the release's claim (claimRef), as an administrator pre-provisions one
+    where no ReadWriteMany provisioner runs. kwok mounts nothing, so hostPath is never touched."""
+    name = f"{namespace}-{claim}"
+    client.CoreV1Api(api).create_persistent_volume({
+        "metadata": {"name": name, "labels": {"verl-ppo.io/localcluster": "claim-volume"}},
+        "spec": {
+            "capacity": {"storage": size}, "accessModes": ["ReadWriteMany"],
+            "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "",
+            "claimRef": {"namespace": namespace, "name": claim},
+            "hostPath": {"path": f"/var/lib/verl-ppo-localcluster/{name}", "type": "DirectoryOrCreate"},
+        },
+    })
+    return name
+
+
+def prepare(api: client.ApiClient, helm: Helm, release: str, namespace: str, values_args: list[str],
+            enforce: str = "baseline") -> None:
+    """Namespace and claim volume for a release about to be installed with values_args."""
+    create_namespace(api, namespace, enforce)
+    claim = helm.claim(release, namespace, *values_args)
+    if claim:
+        create_claim_volume(api, namespace, *claim)
+
+
+def release_pods(api: client.ApiClient, namespace: str, release: str) -> list[client.V1Pod]:
+    return client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"{RELEASE_POD_LABEL}={release}").items
+
+
+def rayclusters(api: client.ApiClient, namespace: str) -> list[dict]:
+    return client.CustomObjectsApi(api).list_namespaced_custom_object(*RAY[:2], namespace, RAY[2])["items"]
+
+
+def raycluster_ready(api: client.ApiClient, namespace: str) -> bool:
+    """The operator's verdict: state ready, with every worker its spec asks for ready."""
+    clusters = rayclusters(api, namespace)
+    if len(clusters) != 1:
+        return False
+    wanted = sum(group.get("replicas", 0) for group in clusters[0]["spec"].get("workerGroupSpecs", []))
+    status = clusters[0].get("status") or {}
+    return status.get("state") == "ready" and status.get("readyWorkerReplicas", 0) == wanted \
+        and status.get("desiredWorkerReplicas", 0) == wanted
+
+
+def pod_security_level(values: dict) -> str:
+    """The Pod Security level a release of these values can be held to: baseline, unless the Ray
+    pods add IPC_LOCK for RDMA (baseline forbids that capability: privileged)."""
+    rdma = values["raycluster"]["rdma"]
+    return "privileged" if rdma["enabled"] and rdma["ipcLock"] else "baseline"
