@@ -3,7 +3,9 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs check lint demo test
+.PHONY: setup values schema docs check lint demo demo-render demo-down test
+# GPU node type of `make demo` (a file under values/).
+SHAPE ?= seed-2gpu
 
 setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
 	bash scripts/setup.sh
@@ -23,11 +25,20 @@ check:  ## validate every values file
 lint: setup
 	$(HELM) lint --strict charts/verl-ppo
 
-demo: setup  ## the main job on the embedded default: check, render and summarize the default release
+demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
 	$(PYTHON) -m generator check values/*.yaml
+	@$(PYTHON) -m tools.localcluster demo --values values/$(SHAPE).yaml || { \
+		echo "demo: no local cluster here (see the message above and build/localcluster/logs);" \
+			"showing what the release would create instead."; \
+		$(MAKE) --no-print-directory demo-render; }
+
+demo-render:  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
 	@# As on a cluster that serves the Prometheus operator's API, so the PodMonitors show too.
-	$(HELM) template verl-ppo charts/verl-ppo --namespace default \
+	$(HELM) template verl-ppo charts/verl-ppo --namespace default -f values/$(SHAPE).yaml \
 		--api-versions monitoring.coreos.com/v1/PodMonitor | $(PYTHON) -m generator summarize
+
+demo-down:  ## stop every process `make demo` started
+	$(PYTHON) -m tools.localcluster down
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the parts of the local cluster (test tier 6, `make demo`) from the package registries:
 # kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
-# etcd from Debian's etcd-server package, kwok from sigs.k8s.io/kwok and the KubeRay operator from
+# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok and the KubeRay operator from
 # its Go module. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
 # reused. Each cold build prints its time. Builds run under `nice` with few parallel jobs: the
 # machines have 2 cores shared with other work.
@@ -22,9 +22,8 @@ timed() {  # timed LABEL COMMAND...: runs COMMAND and prints how long the cold b
   echo "build-localcluster: built $label in $(( $(date +%s) - started ))s"
 }
 
-gomod_file() {  # the go.mod of a module version (downloaded once into the module cache)
-  (cd "$cache" && go mod download -json "$1@$2") | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])'
-}
+# shellcheck source=go-modules.sh
+source "$root/scripts/go-modules.sh"
 
 # k8s.io/kubernetes replaces its staging modules (k8s.io/api, ...) with ./staging paths that its
 # module zip lacks, so a wrapper module requires it and pins every staging module to the
@@ -40,7 +39,7 @@ kubernetes_wrapper() {
     echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
     echo
     echo "replace ("
-    grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$(gomod_file k8s.io/kubernetes "$KUBERNETES_VERSION")" |
+    grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$(module_gomod k8s.io/kubernetes "$KUBERNETES_VERSION")" |
       awk -v v="$staging" '{print "\t" $1 " => " $1 " " v}'
     echo ")"
   } > "$dir/go.mod"
@@ -67,7 +66,7 @@ build_kubernetes() {
   kubernetes_wrapper "$dir"
   minor=${version#v1.}; minor=${minor%%.*}
   date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Time"])' \
-    "$(dirname "$(gomod_file k8s.io/kubernetes "$version")")/$version.info")
+    "$(dirname "$(module_gomod k8s.io/kubernetes "$version")")/$version.info")
   ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
@@ -92,18 +91,16 @@ build_go_binary() {  # build_go_binary NAME PACKAGE VERSION: `go install PACKAGE
   rm -rf "$tmp"
 }
 
-fetch_etcd() {  # Debian's etcd-server package, unpacked (not installed) into the cache
-  [ -x "$bin/etcd-$ETCD_DEB_VERSION" ] && return
-  local tmp
-  tmp=$(mktemp -d)
-  (cd "$tmp" && apt-get download -q "etcd-server=$ETCD_DEB_VERSION" >/dev/null && dpkg -x etcd-server_*.deb unpacked)
-  install -m 0755 "$tmp/unpacked/usr/bin/etcd" "$bin/etcd-$ETCD_DEB_VERSION"
-  rm -rf "$tmp"
-  echo "build-localcluster: fetched etcd-server $ETCD_DEB_VERSION"
-}
-
-module_dir() {  # the unpacked directory of a Go module version
-  (cd "$cache" && go mod download -json "$1@$2") | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'
+# etcd's own main package lives in a module with local replace directives (no `go install @version`):
+# a two-line main over go.etcd.io/etcd/server/v3's etcdmain, as etcd's main.go is.
+build_etcd() {
+  [ -x "$bin/etcd-$ETCD_VERSION" ] && return
+  local dir="$cache/build/etcd-$ETCD_VERSION"
+  mkdir -p "$dir"
+  printf 'module verl-ppo.local/etcd-build\n\ngo 1.25.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" > "$dir/go.mod"
+  printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' > "$dir/main.go"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null && \
+    timed "etcd $ETCD_VERSION" nice go build -p "$jobs" -trimpath -ldflags "-s -w" -o "$bin/etcd-$ETCD_VERSION" .)
 }
 
 # Files the cluster reads at start: every KubeRay CRD (the operator watches all four kinds) and
@@ -119,7 +116,7 @@ copy_module_files() {
 }
 
 copy_module_files
-fetch_etcd
+build_etcd
 build_kubernetes
 build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
 build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the generator and the tests need, from the package registries only:
 # Python packages (requirements.txt), Helm 3 and Helm 4 built from their Go modules, the
-# Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs from their Go modules.
+# Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs from their Go modules,
+# and the parts of the local cluster (scripts/build-localcluster.sh).
 # Builds and downloads are cached under $VERL_PPO_CACHE (default ~/.cache/verl-ppo) and reused.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,10 +13,8 @@ mkdir -p "$cache/bin" "$cache/schemas" "$cache/crds"
 
 python3 -m pip install -q --disable-pip-version-check -r "$root/requirements.txt"
 
-# Prints the unpacked directory of a Go module version (downloaded once into the module cache).
-module_dir() {
-  (cd "$cache" && go mod download -json "$1@$2") | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("Dir") or sys.exit(d.get("Error", "no Dir")))'
-}
+# shellcheck source=go-modules.sh
+source "$root/scripts/go-modules.sh"
 
 # Builds Helm from its Go module. Helm 3 learns its default Kubernetes version (for .Capabilities
 # and lint) from ldflags, as its Makefile sets them from the client-go it is built with.
@@ -50,9 +49,6 @@ copy_files() {  # copy_files SRC_DIR DEST_DIR FILE...
   for f in "$@"; do install -m 0644 "$src/$f" "$dest/$(basename "$f")"; done
 }
 
-module_gomod() {
-  (cd "$cache" && go mod download -json "$1@$2") | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])'
-}
 
 build_helm 3 "$HELM3_VERSION"
 build_helm 4 "$HELM4_VERSION"
@@ -80,6 +76,9 @@ for version in $VERL_VERSIONS; do
   mkdir -p "$dest/verl/trainer" && mv "$dest/config.tmp" "$dest/verl/trainer/config"
   rm -rf "$tmp"
 done
+
+# The local cluster of test tier 6 and `make demo`.
+bash "$root/scripts/build-localcluster.sh"
 
 "$cache/bin/helm3" version --short
 "$cache/bin/helm4" version --short

@@ -39,15 +39,15 @@ def test_too_big_for_the_node(local_cluster, tmp_path):
 
     helm = local_cluster.helm(parts().helm)
     args = ["-f", str(main), "-f", str(too_big)]
-    namespace = "too-big"
-    with local_cluster.release_namespace(helm, RELEASE, namespace, args):
+    # The same pods get past the chart's guard when the values claim the node is bigger than it is.
+    claimed = tmp_path / "claimed-bigger-node.yaml"
+    claimed.write_text(yaml.safe_dump({"gpuShape": {"allocatable": {"cpu": "64"}}}))
+    past_the_guard = [*args, "-f", str(claimed)]
+    with local_cluster.release_namespace(helm, RELEASE, "too-big", past_the_guard) as namespace:
         refused = helm.run("install", RELEASE, str(CHART), "--namespace", namespace, *args, check=False)
         assert refused.returncode != 0 and "raycluster.head.resources.cpu" in refused.stderr, refused.stderr
 
-        # The same pods, past the chart's guard by claiming the node is bigger than it is.
-        claimed = tmp_path / "claimed-bigger-node.yaml"
-        claimed.write_text(yaml.safe_dump({"gpuShape": {"allocatable": {"cpu": "64"}}}))
-        helm.run("install", RELEASE, str(CHART), "--namespace", namespace, *args, "-f", str(claimed))
+        helm.run("install", RELEASE, str(CHART), "--namespace", namespace, *past_the_guard)
         processes.wait_for("scheduler's verdict", lambda: unschedulable_reason(local_cluster.api, namespace), 120)
         message = unschedulable_reason(local_cluster.api, namespace)
         assert "Insufficient cpu" in message, message

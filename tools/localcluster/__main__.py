@@ -26,7 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     args = root.parse_args(argv)
 
     if args.command == "demo":
-        return run_demo(args.state, args.values, args.helm)
+        try:
+            return run_demo(args.state, args.values, args.helm)
+        except (OSError, RuntimeError, TimeoutError) as error:
+            print(f"demo: {error}", file=sys.stderr)
+            return 1
     if args.command == "down":
         stopped = processes.stop_all(args.state, STOP_ORDER)
         print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing runs from {args.state}")

@@ -55,7 +55,7 @@ def parts(helm: str = "helm4") -> Parts:
     versions, bin_dir = pinned(), cache_dir() / "bin"
     kube = versions["KUBERNETES_VERSION"]
     return Parts(
-        etcd=bin_dir / f"etcd-{versions['ETCD_DEB_VERSION']}",
+        etcd=bin_dir / f"etcd-{versions['ETCD_VERSION']}",
         apiserver=bin_dir / f"kube-apiserver-{kube}",
         controller_manager=bin_dir / f"kube-controller-manager-{kube}",
         scheduler=bin_dir / f"kube-scheduler-{kube}",
