@@ -7,15 +7,17 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from generator import paths
 from generator.catalog import load_catalog
+from generator.checks import effective_values
 from generator.discover import DiscoveryError, NodeFacts, group_gpu_nodes
 from generator.quantity import cpu_millis, memory_bytes
-from support.cluster import ray_pods, wait_ready
-from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
+from support.cluster import wait_ready
+from tools.localcluster.nodes import GPU_TAINT, INSTANCE_TYPE_LABEL
 from tools.localcluster.parts import parts
-from tools.localcluster.release import CHART
+from tools.localcluster.release import CHART, pod_security_level, ray_pods
 
 CATALOG = load_catalog()
 
@@ -41,6 +43,7 @@ def test_one_entry_per_node_type_with_the_nodes_figures(discovered):
         assert cpu_millis(entry.allocatable_cpu) == cpu_millis(shape.allocatable_cpu)
         assert memory_bytes(entry.allocatable_memory) == memory_bytes(shape.allocatable_memory)
         assert entry.rdma == shape.rdma
+        assert entry.taints == [GPU_TAINT, *shape.taints]
         assert entry.gpu_memory_gib == shape.gpu_memory_gib
         assert entry.default_nodes == 2 * shape.default_nodes  # every node of the type in the cluster
 
@@ -66,8 +69,8 @@ def test_values_rendered_from_discovery_install(shape_name, discovered, local_cl
 
     helm = local_cluster.helm(parts().helm)
     args = ["-f", str(values)]
-    with local_cluster.release_namespace(helm, "verl-ppo", f"discovered-{shape_name}", args,
-                                         enforce="privileged" if shape.rdma else "baseline") as namespace:
+    level = pod_security_level(effective_values([yaml.safe_load(values.read_text())]))
+    with local_cluster.release_namespace(helm, "verl-ppo", f"discovered-{shape_name}", args, level) as namespace:
         helm.run("install", "verl-ppo", str(CHART), "--namespace", namespace, *args)
         wait_ready(local_cluster, namespace)
         placed = {pod.spec.node_name for pod in ray_pods(local_cluster.api, namespace, "verl-ppo")}

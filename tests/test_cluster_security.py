@@ -6,10 +6,10 @@ test_cluster_shapes.py.)"""
 from __future__ import annotations
 
 from generator import paths
-from support.cluster import ray_pods, wait_ready, warnings
+from support.cluster import wait_ready, warnings
 from tools.localcluster import processes
 from tools.localcluster.parts import parts
-from tools.localcluster.release import CHART
+from tools.localcluster.release import CHART, ray_pods
 
 RELEASE = "verl-ppo"
 RDMA_SHAPE = "h800-80g-x8"

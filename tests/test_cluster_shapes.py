@@ -13,10 +13,10 @@ from generator.catalog import GpuShape, load_catalog
 from generator.checks import effective_values
 from generator.render import render_shape
 from generator.sizing import RunShape
-from support.cluster import dry_run_restricted, leftovers, ray_pods, wait_ready
+from support.cluster import dry_run_restricted, leftovers, wait_ready
 from tools.localcluster import processes
 from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
-from tools.localcluster.release import CHART, POD_MONITORS, pod_security_level, release_pods
+from tools.localcluster.release import CHART, POD_MONITORS, is_ray_pod, pod_security_level, ray_pods, release_pods
 
 from kubernetes import client
 
@@ -62,11 +62,13 @@ def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
         assert_ray_pods_on_shape(local_cluster, namespace, shape, nodes)
 
         others = [pod for pod in release_pods(local_cluster.api, namespace, RELEASE)
-                  if pod not in ray_pods(local_cluster.api, namespace, RELEASE)]
+                  if not is_ray_pod(pod)]
         assert others, "the submitter pod is missing"
-        for pod in others:  # the submitter and any other helper pod: bound, and within `restricted`
+        for pod in others:  # the submitter and any other helper: on the CPU node (no GPU toleration), `restricted`
             processes.wait_for(f"{pod.metadata.name} bound", lambda p=pod: client.CoreV1Api(local_cluster.api)
                                .read_namespaced_pod(p.metadata.name, namespace).spec.node_name, 60)
+            node = client.CoreV1Api(local_cluster.api).read_namespaced_pod(pod.metadata.name, namespace).spec.node_name
+            assert node == local_cluster.cpu_node, f"{pod.metadata.name} on {node}"
             dry_run_restricted(local_cluster.api, pod)
         monitors = client.CustomObjectsApi(local_cluster.api).list_namespaced_custom_object(
             *POD_MONITORS[:2], namespace, POD_MONITORS[2])["items"]

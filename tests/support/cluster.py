@@ -1,5 +1,5 @@
 """The local cluster for test tier 6: one per test session, nodes of every catalog shape at once
-(so the scheduler must pick the right ones), a namespace per case."""
+(so the scheduler must pick the right ones) and a CPU node, a namespace per case."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from kubernetes import client
 from generator.catalog import load_catalog
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
-from tools.localcluster.nodes import create_nodes, ready_nodes
+from tools.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes
 from tools.localcluster.parts import parts
-from tools.localcluster.release import POD_MONITORS, RAY, Helm, prepare, raycluster_ready, release_pods
+from tools.localcluster.release import POD_MONITORS, RAY, Helm, prepare, ray_pods, raycluster_ready
 
 # Namespace whose Pod Security level is `restricted`: pods are dry-run created there to show they pass it.
 RESTRICTED_NAMESPACE = "pss-restricted"
@@ -26,6 +26,7 @@ class TestCluster:
     cluster: LocalCluster
     api: client.ApiClient
     nodes: dict[str, list[str]]  # shape name -> its node names
+    cpu_node: str
 
     def helm(self, binary: Path) -> Helm:
         return Helm(binary, self.cluster.kubeconfig)
@@ -56,12 +57,13 @@ def start_test_cluster(state: Path) -> TestCluster:
         api = cluster.api()
         nodes = {shape.name: create_nodes(api, shape, 2 * shape.default_nodes)
                  for shape in load_catalog().shapes.values()}
-        every = [name for names in nodes.values() for name in names]
+        cpu_node = create_cpu_node(api)
+        every = [cpu_node, *(name for names in nodes.values() for name in names)]
         processes.wait_for("kwok nodes Ready", lambda: ready_nodes(api, every), 120, cluster.log("kwok"))
         client.CoreV1Api(api).create_namespace({"metadata": {"name": RESTRICTED_NAMESPACE, "labels": {
             "pod-security.kubernetes.io/enforce": "restricted",
             "pod-security.kubernetes.io/enforce-version": "latest"}}})
-        return TestCluster(cluster, api, nodes)
+        return TestCluster(cluster, api, nodes, cpu_node)
     except BaseException:
         cluster.stop()
         raise
@@ -79,10 +81,6 @@ def wait_ready(test_cluster: TestCluster, namespace: str, timeout: float = 180) 
                                   lambda: raycluster_ready(test_cluster.api, namespace), timeout)
     except TimeoutError as error:
         raise AssertionError(f"{error}; warnings:\n{warnings(test_cluster.api, namespace)}") from None
-
-
-def ray_pods(api: client.ApiClient, namespace: str, release: str) -> list[client.V1Pod]:
-    return [pod for pod in release_pods(api, namespace, release) if (pod.metadata.labels or {}).get("ray.io/node-type")]
 
 
 def leftovers(api: client.ApiClient, namespace: str) -> list[str]:

@@ -56,8 +56,10 @@ class LocalCluster:
                                     + ", ".join(str(path) for path in missing))
         if any(processes.running(self.state).values()):
             raise RuntimeError(f"a local cluster already runs from {self.state}: stop it first (make demo-down)")
-        shutil.rmtree(self.state, ignore_errors=True)
-        self.state.mkdir(parents=True)
+        # A fresh cluster: only what an earlier one left here goes, whatever else the directory holds.
+        for leftover in ("pki", "etcd", "logs", "pids"):
+            shutil.rmtree(self.state / leftover, ignore_errors=True)
+        self.state.mkdir(parents=True, exist_ok=True)
         try:
             pki.write_pki(self.pki_dir)
             self._start_etcd_and_apiserver()

@@ -7,12 +7,13 @@ import time
 from pathlib import Path
 
 import yaml
+from kubernetes import client
 
 from generator.catalog import load_catalog
 from generator.checks import effective_values
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
-from tools.localcluster.nodes import create_nodes, ready_nodes
+from tools.localcluster.nodes import GPU_TAINT, create_cpu_node, create_nodes, ready_nodes
 from tools.localcluster.parts import ROOT, parts, pinned
 from tools.localcluster.release import CHART, Helm, pod_security_level, prepare, raycluster_ready
 from tools.localcluster.report import release_report
@@ -23,6 +24,10 @@ RELEASE = NAMESPACE = "verl-ppo"
 def _shown(path: Path) -> str:
     """A path as typed from the repository root where it lies under it."""
     return str(path.resolve().relative_to(ROOT)) if path.resolve().is_relative_to(ROOT) else str(path)
+
+
+def _jobs_done(api) -> bool:
+    return all(job.status.succeeded for job in client.BatchV1Api(api).list_namespaced_job(NAMESPACE).items)
 
 
 def run_demo(state: Path, values_file: Path, helm_name: str = "helm4") -> int:
@@ -38,9 +43,11 @@ def run_demo(state: Path, values_file: Path, helm_name: str = "helm4") -> int:
     try:
         api = cluster.api()
         names = create_nodes(api, shape, node_count)
-        processes.wait_for("nodes", lambda: ready_nodes(api, names), 60)
+        cpu_node = create_cpu_node(api)
+        processes.wait_for("nodes", lambda: ready_nodes(api, [*names, cpu_node]), 60)
         print(f"Nodes: {node_count} x {shape.name} ({shape.gpus_per_node} x {shape.gpu_model}, "
-              f"{shape.allocatable_cpu} CPU, {shape.allocatable_memory} allocatable): {', '.join(names)}")
+              f"{shape.allocatable_cpu} CPU, {shape.allocatable_memory} allocatable, tainted {GPU_TAINT['key']}): "
+              f"{', '.join(names)}; a CPU node for the rest: {cpu_node}")
 
         helm = Helm(cluster.parts.helm, cluster.kubeconfig)
         values_args = ["-f", str(values_file)]
@@ -53,6 +60,10 @@ def run_demo(state: Path, values_file: Path, helm_name: str = "helm4") -> int:
         processes.wait_for("RayCluster ready", lambda: raycluster_ready(api, NAMESPACE), 300)
         print(f"RayCluster ready (state 'ready', as the KubeRay operator reports it) "
               f"{time.monotonic() - installed:.0f}s after helm install\n")
+        try:  # kwok completes the submitter's pod a moment later; show the Job settled where it does
+            processes.wait_for("Job complete", lambda: _jobs_done(api), 30)
+        except TimeoutError:
+            pass
         print(release_report(api, NAMESPACE, RELEASE))
         print("\nkwok plays the nodes: pods are Running and Ready without containers (no veRL run happens);"
               " it marks Job pods complete a moment after they start.")

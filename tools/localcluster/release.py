@@ -75,6 +75,15 @@ def release_pods(api: client.ApiClient, namespace: str, release: str) -> list[cl
     return client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"{RELEASE_POD_LABEL}={release}").items
 
 
+def is_ray_pod(pod: client.V1Pod) -> bool:
+    """Head and workers carry KubeRay's node-type label."""
+    return bool((pod.metadata.labels or {}).get("ray.io/node-type"))
+
+
+def ray_pods(api: client.ApiClient, namespace: str, release: str) -> list[client.V1Pod]:
+    return [pod for pod in release_pods(api, namespace, release) if is_ray_pod(pod)]
+
+
 def rayclusters(api: client.ApiClient, namespace: str) -> list[dict]:
     return client.CustomObjectsApi(api).list_namespaced_custom_object(*RAY[:2], namespace, RAY[2])["items"]
 
