@@ -10,6 +10,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema
+import yaml
+
+from generator import paths
 from generator.catalog import Catalog
 from generator.quantity import cpu_millis, format_cpu, memory_bytes
 
@@ -130,16 +134,28 @@ def discover(nodes: list[Any], known: Catalog, gpu_memory_gib: dict[str, float])
         raise DiscoveryError(f"no node offers {GPU_RESOURCE}")
     shapes = [shape_entry(key, members, known, gpu_memory_gib) for key, members in groups.items()]
     models = [{"name": m.name, "path": m.path, "paramsBillion": m.params_billion} for m in known.models.values()]
-    return {"shapes": shapes, "models": models}
+    document = {"shapes": shapes, "models": models}
+    jsonschema.Draft7Validator(yaml.safe_load(paths.CATALOG_SCHEMA.read_text())).validate(document)
+    return document
 
 
 def read_nodes(kubeconfig: str | None) -> list[Any]:
     """Every node, through a kubeconfig (the default one when None) or, inside a pod, the service account."""
     from kubernetes import client, config  # imported here: the other subcommands do not need the client
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
 
-    if kubeconfig is None and config.incluster_config.SERVICE_HOST_ENV_NAME in os.environ:
-        config.load_incluster_config()
-        api = client.ApiClient()
-    else:
-        api = config.new_client_from_config(config_file=kubeconfig)
-    return client.CoreV1Api(api).list_node().items
+    try:
+        if kubeconfig is None and config.incluster_config.SERVICE_HOST_ENV_NAME in os.environ:
+            config.load_incluster_config()
+            api = client.ApiClient()
+        else:
+            api = config.new_client_from_config(config_file=kubeconfig)
+        return client.CoreV1Api(api).list_node().items
+    except (ConfigException, OSError) as error:
+        raise DiscoveryError(f"no cluster to read: {error}; pass --kubeconfig or set KUBECONFIG") from error
+    except ApiException as error:
+        raise DiscoveryError(f"listing nodes failed: {error.status} {error.reason} (needs get/list on nodes)") from error
+    except HTTPError as error:
+        raise DiscoveryError(f"cannot reach the API server: {error}") from error

@@ -6,10 +6,9 @@ from __future__ import annotations
 from kubernetes import client
 
 from generator.catalog import GpuShape
+from generator.discover import GPU_RESOURCE, RDMA_RESOURCE
 from tools.localcluster.cluster import KWOK_ANNOTATION
 
-GPU_RESOURCE = "nvidia.com/gpu"
-RDMA_RESOURCE = "vke.volcengine.com/rdma"
 # Pods per node, as a kubelet's default maxPods.
 MAX_PODS = "110"
 # Every node carries its instance type, as cloud nodes do. The catalog's shapes with no GPU-type
