@@ -255,12 +255,36 @@ def checkpoint_findings(values: dict[str, Any]) -> list[Finding]:
     return []
 
 
+def observability_findings(values: dict[str, Any]) -> list[Finding]:
+    """raycluster.validateObservability: the TensorBoard path and the OTLP endpoint need what they feed."""
+    findings = []
+    tensorboard = values["global"].get("tensorboard") or {}
+    path = tensorboard.get("ingressPath") or ""
+    ingress = values["raycluster"]["ingress"]
+    if path and not tensorboard.get("enabled"):
+        findings.append(Finding("global.tensorboard.ingressPath", path, "routes to TensorBoard, which is off",
+                                "set global.tensorboard.enabled=true, or leave ingressPath empty"))
+    elif path and not ingress["enabled"]:
+        findings.append(Finding("global.tensorboard.ingressPath", path, "is a path on the dashboard Ingress, which is "
+                                "off", "set raycluster.ingress.enabled=true (with an access control), or leave "
+                                "ingressPath empty"))
+    elif path and path.rstrip("/") == ingress["path"].rstrip("/"):
+        findings.append(Finding("global.tensorboard.ingressPath", path, "is the Ray dashboard's own path "
+                                "(raycluster.ingress.path)", "use another path, e.g. /tensorboard"))
+    hook = values["raycluster"]["tracing"]["startupHook"]
+    if hook.get("otlpEndpoint") and not hook["enabled"]:
+        findings.append(Finding("raycluster.tracing.startupHook.otlpEndpoint", hook["otlpEndpoint"], "is used only by "
+                                "the tracing startup hook, which is off", "set raycluster.tracing.startupHook."
+                                "enabled=true, or leave otlpEndpoint empty"))
+    return findings
+
+
 def check_values(values: dict[str, Any], release_name: str = "verl-ppo") -> list[Finding]:
     """All findings for effective values; the rules run only on schema-valid values."""
     findings = schema_findings(values)
     if findings:
         return findings
     for rule in (storage_findings, shape_findings, batch_findings, extra_args_findings, ingress_findings,
-                 nccl_findings, checkpoint_findings):
+                 nccl_findings, checkpoint_findings, observability_findings):
         findings.extend(rule(values))
     return name_findings(values, release_name) + findings
