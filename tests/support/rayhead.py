@@ -11,7 +11,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 
 # The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no
@@ -26,16 +26,17 @@ def free_port() -> int:
 
 
 @contextmanager
-def ray_head(temp_dir: Path, gpus: int) -> Iterator[str]:
-    """Yields the dashboard URL of a fresh head."""
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None,
+             metrics_port: int | None = None, gcs_port: int | None = None) -> Iterator[str]:
+    """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes."""
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(extra_env or {})}
     dashboard = free_port()
     command = [
-        *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={free_port()}",
+        *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={gcs_port or free_port()}",
         f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
         f"--ray-client-server-port={free_port()}", f"--num-gpus={gpus}", "--num-cpus=4",
         f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
+        f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
     ]
     subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
     url = f"http://127.0.0.1:{dashboard}"
