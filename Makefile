@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs check lint demo test
+.PHONY: setup values schema docs dashboards check lint demo test
 
 setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
 	bash scripts/setup.sh
@@ -16,6 +16,9 @@ schema:  ## regenerate charts/verl-ppo/values.schema.json from schemas/
 
 docs:  ## regenerate README.md's values table from values.yaml comments
 	$(PYTHON) -m generator docs
+
+dashboards:  ## regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
+	$(PYTHON) -m generator dashboards
 
 check:  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml

@@ -41,9 +41,9 @@ def head_pod(cluster: dict, local_ports: dict[int, int]) -> PodTarget:
     return PodTarget(cluster["metadata"]["namespace"], f"{name}-head-abcde", container["name"], labels, ports)
 
 
-def share_with_data(server, queries, cluster_name):
-    answered = [q for q in queries if server.query(dashboards.fill(q.expr, {"Cluster": cluster_name}))]
-    return answered
+def with_data(server, queries, cluster_name):
+    """The queries that return series, filled in as Grafana does with this release's cluster selected."""
+    return [q for q in queries if server.query(dashboards.fill(q.expr, {"Cluster": cluster_name}))]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -73,7 +73,7 @@ def test_default_dashboard_has_data_from_a_ray_head_scraped_through_the_pod_moni
                 while True:
                     time.sleep(3)
                     clusters = server.label_values("ray_io_cluster", "ray_node_network_receive_speed{}")
-                    answered = share_with_data(server, counted, cluster_name)
+                    answered = with_data(server, counted, cluster_name)
                     if (clusters and len(answered) >= TARGET_SHARE * len(counted)) or time.monotonic() > deadline:
                         break
                 targets = server.targets_up()

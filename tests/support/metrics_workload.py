@@ -29,11 +29,10 @@ def main() -> None:
     group = placement_group([{"CPU": 1}])
     ray.get(group.ready())
     kept = [ray.put(b"x" * 1_000_000) for _ in range(4)]
-    print("workload running", flush=True)
+    print(f"workload running, {len(kept)} objects in the store", flush=True)
     while True:
         ray.get([square.remote(i) for i in range(8)] + [counter.add.remote()])
         time.sleep(0.5)
-    del kept
 
 
 if __name__ == "__main__":
