@@ -79,3 +79,27 @@ def test_without_opentelemetry_the_hook_warns_and_ray_runs(traced_head, tmp_path
     warnings = [line for line in output.splitlines() if "verl-ppo tracing is off: OpenTelemetry is not installed" in line]
     assert len(warnings) >= 2, output  # the driver's, and the worker's (forwarded with its pid)
     assert any("pid=" in line for line in warnings), output
+
+
+KEEPS_OR_INSTALLS = """
+import sys
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+import verl_ppo_tracing
+before = TracerProvider() if sys.argv[1] == "installed" else None
+if before is not None:
+    trace.set_tracer_provider(before)
+verl_ppo_tracing.setup_tracing()
+after = trace.get_tracer_provider()
+print("kept" if after is before else type(after).__name__)
+"""
+
+
+@pytest.mark.parametrize("state, expected", [("installed", "kept"), ("none", "TracerProvider")])
+def test_an_installed_tracer_provider_is_left_alone(state, expected):
+    hook_dir = ROOT / "charts" / "verl-ppo" / "charts" / "raycluster" / "files"
+    env = {**os.environ, "PYTHONPATH": str(hook_dir), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces"}
+    result = subprocess.run([sys.executable, "-c", KEEPS_OR_INSTALLS, state], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected

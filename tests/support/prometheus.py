@@ -129,10 +129,12 @@ def prometheus(workdir: Path, jobs: list[dict]) -> Iterator[Prometheus]:
     config = workdir / "prometheus.yml"
     config.write_text(yaml.safe_dump({"global": {"evaluation_interval": "1s"}, "scrape_configs": jobs}))
     port = free_port()
-    process = subprocess.Popen(
-        [str(prometheus_binaries()["prometheus"]), f"--config.file={config}", f"--storage.tsdb.path={workdir / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-        stdout=subprocess.DEVNULL, stderr=(workdir / "prometheus.log").open("w"))
+    log = workdir / "prometheus.log"
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [str(prometheus_binaries()["prometheus"]), f"--config.file={config}",
+             f"--storage.tsdb.path={workdir / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+            stdout=subprocess.DEVNULL, stderr=log_file)
     server = Prometheus(f"http://127.0.0.1:{port}")
     try:
         deadline = time.monotonic() + 30
@@ -142,7 +144,7 @@ def prometheus(workdir: Path, jobs: list[dict]) -> Iterator[Prometheus]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"prometheus did not start: {(workdir / 'prometheus.log').read_text()}")
+                    raise RuntimeError(f"prometheus did not start: {log.read_text()}")
                 time.sleep(0.3)
         yield server
     finally:

@@ -2,7 +2,8 @@
 
 Ray calls setup_tracing() with no arguments in every driver and worker process of the cluster. It sends
 spans over OTLP to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT with OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (http/protobuf
-or grpc), both set by the chart from raycluster.tracing.startupHook. A tracer provider installed before
+or grpc), both set by the chart from raycluster.tracing.startupHook (the generic OTEL_EXPORTER_OTLP_ENDPOINT
+and _PROTOCOL, as an injected agent may set them, serve when those are unset). A tracer provider installed before
 (APMPlus' auto-instrumentation installs one) is left alone. Tracing must never stop Ray: without the
 OpenTelemetry packages the hook logs a warning and returns.
 """
@@ -40,7 +41,8 @@ def setup_tracing() -> None:
     if not endpoint:
         logger.info("verl-ppo tracing: no OTLP endpoint set and no tracer provider installed; spans are dropped")
         return
-    exporter = _exporter(os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or "http/protobuf")
+    protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+    exporter = _exporter(protocol or "http/protobuf")
     if exporter is None:
         return
     provider = TracerProvider(resource=Resource.create())
