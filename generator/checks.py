@@ -255,12 +255,36 @@ def checkpoint_findings(values: dict[str, Any]) -> list[Finding]:
     return []
 
 
+def prepare_findings(values: dict[str, Any]) -> list[Finding]:
+    """The preparation Job writes the run's inputs: they must be on the shared volume, its sources named."""
+    job = values["ppo-job"]
+    prepare = job["prepare"]
+    if not (job["enabled"] and prepare["enabled"]):
+        return []
+    mount = values["global"]["storage"]["mountPath"].rstrip("/") + "/"
+    findings = [
+        Finding(field, path, f"is not on the shared volume ({mount}): the preparation Job could not write it "
+                "where the run reads it", f"put it under {mount} or set ppo-job.prepare.enabled=false")
+        for field, path in (("ppo-job.data.trainFiles", job["data"]["trainFiles"]),
+                            ("ppo-job.data.valFiles", job["data"]["valFiles"]),
+                            ("ppo-job.model.path", job["model"]["path"]))
+        if not path.startswith(mount)
+    ]
+    source_key = "localPath" if prepare["source"] == "local" else "id"
+    for part in ("dataset", "model"):
+        if not prepare[part][source_key]:
+            field = f"ppo-job.prepare.{part}.{source_key}"
+            findings.append(Finding(field, "", "must not be empty", f"ppo-job.prepare.source is {prepare['source']}, "
+                                    f"please add --set {field}=..."))
+    return findings
+
+
 def check_values(values: dict[str, Any], release_name: str = "verl-ppo") -> list[Finding]:
     """All findings for effective values; the rules run only on schema-valid values."""
     findings = schema_findings(values)
     if findings:
         return findings
     for rule in (storage_findings, shape_findings, batch_findings, extra_args_findings, ingress_findings,
-                 nccl_findings, checkpoint_findings):
+                 nccl_findings, checkpoint_findings, prepare_findings):
         findings.extend(rule(values))
     return name_findings(values, release_name) + findings
