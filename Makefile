@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs dashboards check lint demo test
+.PHONY: setup values schema docs dashboards check lint demo test bench-submit
 
 setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
 	bash scripts/setup.sh
@@ -34,3 +34,6 @@ demo: setup  ## the main job on the embedded default: check, render and summariz
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests
+
+bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
+	$(PYTHON) -m benchmarks.submit_overhead

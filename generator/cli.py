@@ -11,7 +11,7 @@ import yaml
 from generator import paths
 from generator.catalog import load_catalog
 from generator import dashboards
-from generator.checks import check_values, deep_merge, effective_values
+from generator.checks import check_values, deep_merge, effective_values, unchecked_extra_args
 from generator.render import render_platforms, render_shape, write
 from generator.schema import chart_schema_json
 from generator.sizing import RunShape, size
@@ -66,6 +66,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         for override in args.set or []:
             values = effective_values_with_set(values, override)
         findings = check_values(values, args.release_name)
+        if note := unchecked_extra_args(values):
+            print(f"{label}: note: {note}", file=sys.stderr)
         if findings:
             failed += 1
             for finding in findings:
