@@ -91,6 +91,10 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- range $name, $value := .Values.runtimeEnv.env }}
 {{- $_ := set $env $name (toString $value) }}
 {{- end }}
+{{- if and (dig "tensorboard" "enabled" false .Values.global) (not (hasKey $env "TENSORBOARD_DIR")) }}
+{{- /* One directory per experiment under the release's: TensorBoard shows each as a run of its own. */}}
+{{- $_ := set $env "TENSORBOARD_DIR" (printf "%s/%s/%s" (include "verl-ppo.tensorboardDir" .) .Values.trainer.projectName .Values.trainer.experimentName) }}
+{{- end }}
 {{- $runtimeEnv := dict "env_vars" $env -}}
 {{- with .Values.runtimeEnv.workingDir }}
 {{- $_ := set $runtimeEnv "working_dir" . }}

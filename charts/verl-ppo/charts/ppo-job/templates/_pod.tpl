@@ -40,23 +40,6 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
   value: "1"
 {{- end -}}
 
-{{/* Pod Security "restricted". The submitter reads its ConfigMap (and the shared volume) as nobody;
-     the preparation Job passes the user that may write the volume (dict runAsUser runAsGroup). */}}
-{{- define "ppo-job.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: {{ .runAsUser | default 65534 }}
-runAsGroup: {{ .runAsGroup | default 65534 }}
-seccompProfile:
-  type: RuntimeDefault
-{{- end -}}
-
-{{- define "ppo-job.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-capabilities:
-  drop: ["ALL"]
-{{- end -}}
-
 {{/* The shared volume at its usual mount path: read-only for the submitter, writable for the preparation Job. */}}
 {{- define "ppo-job.sharedMount" -}}
 - name: shared-data

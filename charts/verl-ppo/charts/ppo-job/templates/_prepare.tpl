@@ -48,7 +48,7 @@ spec:
   automountServiceAccountToken: false
   {{- with include "verl-ppo.imagePullSecrets" . }}{{ . | trim | nindent 2 }}{{ end }}
   securityContext:
-    {{- include "ppo-job.podSecurityContext" (dict "runAsUser" $p.runAsUser "runAsGroup" $p.runAsGroup) | nindent 4 }}
+    {{- include "verl-ppo.restrictedPodSecurityContext" (dict "runAsUser" $p.runAsUser "runAsGroup" $p.runAsGroup) | nindent 4 }}
     fsGroup: {{ $p.runAsGroup }}
   containers:
     - name: prepare
@@ -61,7 +61,7 @@ spec:
       resources:
         {{- toYaml $p.resources | nindent 8 }}
       securityContext:
-        {{- include "ppo-job.containerSecurityContext" . | nindent 8 }}
+        {{- include "verl-ppo.restrictedContainerSecurityContext" (dict) | nindent 8 }}
       volumeMounts:
         {{- include "ppo-job.specMount" . | nindent 8 }}
         {{- include "ppo-job.sharedMount" (dict "ctx" . "readOnly" false) | nindent 8 }}

@@ -19,7 +19,7 @@ spec:
   {{- end }}
   {{- with include "verl-ppo.imagePullSecrets" . }}{{ . | trim | nindent 2 }}{{ end }}
   securityContext:
-    {{- include "ppo-job.podSecurityContext" (dict) | nindent 4 }}
+    {{- include "verl-ppo.restrictedPodSecurityContext" (dict) | nindent 4 }}
   containers:
     - name: submitter
       {{- include "ppo-job.image" (dict "ctx" .) | nindent 6 }}
@@ -47,7 +47,7 @@ spec:
       resources:
         {{- toYaml $v.submitter.resources | nindent 8 }}
       securityContext:
-        {{- include "ppo-job.containerSecurityContext" . | nindent 8 }}
+        {{- include "verl-ppo.restrictedContainerSecurityContext" (dict) | nindent 8 }}
       volumeMounts:
         {{- include "ppo-job.specMount" . | nindent 8 }}
         {{- if $inputs }}
