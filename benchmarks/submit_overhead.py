@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -24,11 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.rayhead import ray_head  # noqa: E402  (the tests' real Ray head, reused)
+# The tests' real Ray head and their way of running the submitter as its Job does, reused.
+from support.rayhead import ray_head  # noqa: E402
+from support.submitter_run import GPUS, SUBMITTER, submitter_env, write_spec  # noqa: E402
 
-SUBMITTER = ROOT / "charts" / "verl-ppo" / "charts" / "ppo-job" / "files" / "submitter.py"
-STAND_IN = ROOT / "tests" / "support" / "stand_in.py"
-GPUS = 4
 TARGET_SECONDS = 2.0
 
 
@@ -40,11 +38,7 @@ def ray_job(dashboard: str, submission_id: str) -> dict:
 def one_run(dashboard: str, work: Path, index: int) -> tuple[float, float]:
     """(seconds to Ray's recorded submission, seconds to the submitter's 'submitted' line)."""
     prefix = f"bench-ppo-job-{index:04x}"
-    spec = work / f"{prefix}.json"
-    spec.write_text(json.dumps({"entrypoint": f"{sys.executable} {STAND_IN} 0 0", "runtime_env": {}}))
-    env = {**os.environ, "RAY_DASHBOARD_URL": dashboard, "VERL_PPO_JOB_SPEC": str(spec),
-           "VERL_PPO_SUBMISSION_FAMILY": "bench-ppo-job", "VERL_PPO_SUBMISSION_PREFIX": prefix,
-           "VERL_PPO_EXPECTED_GPUS": str(GPUS), "VERL_PPO_POLL_SECONDS": "0.2"}
+    env = submitter_env(dashboard, write_spec(work, prefix, seconds=0), prefix, poll_seconds="0.2")
     started = time.time()
     process = subprocess.Popen([sys.executable, str(SUBMITTER)], env=env, stdout=subprocess.PIPE, text=True)
     submitted_line = None
