@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs check lint demo demo-render demo-down test
+.PHONY: setup values schema docs dashboards check lint demo demo-render demo-down test bench-submit
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
 
@@ -18,6 +18,9 @@ schema:  ## regenerate charts/verl-ppo/values.schema.json from schemas/
 
 docs:  ## regenerate README.md's values table from values.yaml comments
 	$(PYTHON) -m generator docs
+
+dashboards:  ## regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
+	$(PYTHON) -m generator dashboards
 
 check:  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
@@ -42,3 +45,6 @@ demo-down:  ## stop every process `make demo` started
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests
+
+bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
+	$(PYTHON) -m benchmarks.submit_overhead
