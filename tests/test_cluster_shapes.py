@@ -13,7 +13,7 @@ from generator.catalog import GpuShape, load_catalog
 from generator.checks import effective_values
 from generator.render import render_shape
 from generator.sizing import RunShape
-from support.cluster import dry_run_restricted, leftovers, wait_ready
+from support.cluster import dry_run_restricted, leftovers, wait_ready, warnings
 from tools.localcluster import processes
 from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
 from tools.localcluster.release import CHART, POD_MONITORS, is_ray_pod, pod_security_level, ray_pods, release_pods
@@ -23,13 +23,19 @@ from kubernetes import client
 CATALOG = load_catalog()
 SHAPES = sorted(path.stem for path in paths.VALUES_DIR.glob("*.yaml"))
 RELEASE = "verl-ppo"
+# Components of the pods besides the Ray nodes: submitter, preparation Job, TensorBoard.
+HELPERS = {"ppo-job", "prepare", "tensorboard"}
+
+
+EVERY_POD = Path(__file__).parent / "data" / "cluster-every-pod.yaml"
 
 
 def values_files(shape: GpuShape, main: Path, tmp_path: Path) -> list[str]:
-    """-f arguments. A shape with no GPU-type label (the vendor guide's) selects nothing, and on this
-    cluster of mixed GPU nodes the scheduler would put its pods on the larger, emptier nodes: its
-    release selects the node type by instance type, as a user of a mixed cluster must."""
-    files = [main]
+    """-f arguments: the shape's file, then every optional pod switched on. A shape with no GPU-type
+    label (the vendor guide's) selects nothing, and on this cluster of mixed GPU nodes the scheduler
+    would put its pods on the larger, emptier nodes: its release selects the node type by instance
+    type, as a user of a mixed cluster must."""
+    files = [main, EVERY_POD]
     if not shape.node_labels:
         overlay = tmp_path / "select-instance-type.yaml"
         overlay.write_text(yaml.safe_dump({"raycluster": {"nodeSelector": {INSTANCE_TYPE_LABEL: shape.name}}}))
@@ -61,10 +67,18 @@ def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
         wait_ready(local_cluster, namespace)
         assert_ray_pods_on_shape(local_cluster, namespace, shape, nodes)
 
-        others = [pod for pod in release_pods(local_cluster.api, namespace, RELEASE)
-                  if not is_ray_pod(pod)]
-        assert others, "the submitter pod is missing"
-        for pod in others:  # the submitter and any other helper: on the CPU node (no GPU toleration), `restricted`
+        def others() -> list:
+            return [pod for pod in release_pods(local_cluster.api, namespace, RELEASE) if not is_ray_pod(pod)]
+
+        def components() -> set:
+            return {(pod.metadata.labels or {}).get("app.kubernetes.io/component") for pod in others()}
+
+        try:  # the TensorBoard pod comes through a Deployment and its ReplicaSet, a moment later
+            processes.wait_for("helper pods", lambda: HELPERS <= components(), 60)
+        except TimeoutError:
+            pass
+        assert HELPERS <= components(), f"{components()}; warnings:\n{warnings(local_cluster.api, namespace)}"
+        for pod in others():  # the submitter and any other helper: on the CPU node (no GPU toleration), `restricted`
             processes.wait_for(f"{pod.metadata.name} bound", lambda p=pod: client.CoreV1Api(local_cluster.api)
                                .read_namespaced_pod(p.metadata.name, namespace).spec.node_name, 60)
             node = client.CoreV1Api(local_cluster.api).read_namespaced_pod(pod.metadata.name, namespace).spec.node_name

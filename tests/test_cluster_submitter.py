@@ -76,7 +76,7 @@ def test_sigterm_stops_the_run_only_when_the_job_is_gone(local_cluster, dashboar
     if stops:
         expected = "its Job was deleted" if action == "delete" else "its Job was suspended"
         assert expected in output and f"stopped {job_name}-a1" in output, output
-        assert status == "STOPPED"
+        wait_for_status(dashboard, job_name, "STOPPED", timeout=30)  # Ray stops a job asynchronously
     else:
         assert "its Job remains" in output and "keeps running" in output, output
         assert status == "RUNNING"

@@ -96,6 +96,11 @@ def leftovers(api: client.ApiClient, namespace: str) -> list[str]:
     found += [f"PersistentVolumeClaim/{o.metadata.name}"
               for o in core.list_namespaced_persistent_volume_claim(namespace).items]
     found += [f"Job/{o.metadata.name}" for o in client.BatchV1Api(api).list_namespaced_job(namespace).items]
+    apps, rbac = client.AppsV1Api(api), client.RbacAuthorizationV1Api(api)
+    found += [f"Deployment/{o.metadata.name}" for o in apps.list_namespaced_deployment(namespace).items]
+    found += [f"ReplicaSet/{o.metadata.name}" for o in apps.list_namespaced_replica_set(namespace).items]
+    found += [f"Role/{o.metadata.name}" for o in rbac.list_namespaced_role(namespace).items]
+    found += [f"RoleBinding/{o.metadata.name}" for o in rbac.list_namespaced_role_binding(namespace).items]
     found += [f"NetworkPolicy/{o.metadata.name}"
               for o in client.NetworkingV1Api(api).list_namespaced_network_policy(namespace).items]
     found += [f"Ingress/{o.metadata.name}" for o in client.NetworkingV1Api(api).list_namespaced_ingress(namespace).items]
@@ -109,7 +114,9 @@ def dry_run_restricted(api: client.ApiClient, pod: client.V1Pod) -> None:
     """Creates (dry run) the pod's spec in the `restricted` namespace: the apiserver's PodSecurity
     admission refuses it with 403 if it does not meet that level."""
     spec = api.sanitize_for_serialization(pod.spec)
-    spec.pop("nodeName", None)
+    # Pod Security reads neither the node nor the ServiceAccount; the account exists only in the release's namespace.
+    for field in ("nodeName", "serviceAccountName", "serviceAccount"):
+        spec.pop(field, None)
     client.CoreV1Api(api).create_namespaced_pod(
         RESTRICTED_NAMESPACE, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod.metadata.name}, "spec": spec},
         dry_run="All")

@@ -35,8 +35,9 @@ def run(binary: Path, *args: str) -> Result:
     return Result(completed.returncode, completed.stdout, completed.stderr)
 
 
-def template(binary: Path, *extra: str, release: str = "verl-ppo", monitoring: bool = True) -> Result:
-    args = ["template", release, str(CHART), "--namespace", "training", "--kube-version", kubernetes_version()]
+def template(binary: Path, *extra: str, release: str = "verl-ppo", namespace: str = "training",
+             monitoring: bool = True) -> Result:
+    args = ["template", release, str(CHART), "--namespace", namespace, "--kube-version", kubernetes_version()]
     if monitoring:
         args += ["--api-versions", MONITORING_API]
     return run(binary, *args, *extra)

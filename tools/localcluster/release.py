@@ -15,8 +15,8 @@ from tools.localcluster.parts import ROOT
 CHART = ROOT / "charts" / "verl-ppo"
 RAY = ("ray.io", "v1", "rayclusters")
 POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
-# Label the chart puts on every pod of a release.
-RELEASE_POD_LABEL = "verl-ppo.io/release"
+# Label the chart puts on every object and pod of a release (its selector labels).
+RELEASE_LABEL = "app.kubernetes.io/instance"
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def prepare(api: client.ApiClient, helm: Helm, release: str, namespace: str, val
 
 
 def release_pods(api: client.ApiClient, namespace: str, release: str) -> list[client.V1Pod]:
-    return client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"{RELEASE_POD_LABEL}={release}").items
+    return client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"{RELEASE_LABEL}={release}").items
 
 
 def is_ray_pod(pod: client.V1Pod) -> bool:
