@@ -53,7 +53,8 @@ def run_demo(state: Path, values_file: Path, helm_name: str = "helm4") -> int:
         values_args = ["-f", str(values_file)]
         level = pod_security_level(values)
         prepare(api, helm, RELEASE, NAMESPACE, values_args, enforce=level)
-        print(f"Namespace {NAMESPACE}: Pod Security '{level}' enforced; a volume reserved for the claim")
+        why = " (the Ray pods add IPC_LOCK for RDMA, which baseline forbids)" if level == "privileged" else ""
+        print(f"Namespace {NAMESPACE}: Pod Security '{level}' enforced{why}; a volume reserved for the claim")
         print(f"$ helm install {RELEASE} charts/verl-ppo --namespace {NAMESPACE} -f {_shown(values_file)}")
         installed = time.monotonic()
         helm.run("install", RELEASE, str(CHART), "--namespace", NAMESPACE, *values_args)
