@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs check lint demo test gpu-wheels gpu-smoke gpu-bench
+.PHONY: setup values schema docs dashboards check lint demo test bench-submit gpu-wheels gpu-smoke gpu-bench
 
 setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
 	bash scripts/setup.sh
@@ -16,6 +16,9 @@ schema:  ## regenerate charts/verl-ppo/values.schema.json from schemas/
 
 docs:  ## regenerate README.md's values table from values.yaml comments
 	$(PYTHON) -m generator docs
+
+dashboards:  ## regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
+	$(PYTHON) -m generator dashboards
 
 check:  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
@@ -31,6 +34,9 @@ demo: setup  ## the main job on the embedded default: check, render and summariz
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests
+
+bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
+	$(PYTHON) -m benchmarks.submit_overhead
 
 # GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
 # gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import jsonschema
 import yaml
 
-from generator import paths
+from generator import paths, verlconfig
 from generator.quantity import cpu_millis, memory_bytes
 from generator.schema import values_schema
 
@@ -255,12 +255,92 @@ def checkpoint_findings(values: dict[str, Any]) -> list[Finding]:
     return []
 
 
+def observability_findings(values: dict[str, Any]) -> list[Finding]:
+    """raycluster.validateObservability: the TensorBoard path and the OTLP endpoint need what they feed."""
+    findings = []
+    tensorboard = values["global"].get("tensorboard") or {}
+    path = tensorboard.get("ingressPath") or ""
+    ingress = values["raycluster"]["ingress"]
+    if path and not tensorboard.get("enabled"):
+        findings.append(Finding("global.tensorboard.ingressPath", path, "routes to TensorBoard, which is off",
+                                "set global.tensorboard.enabled=true, or leave ingressPath empty"))
+    elif path and not ingress["enabled"]:
+        findings.append(Finding("global.tensorboard.ingressPath", path, "is a path on the dashboard Ingress, which is "
+                                "off", "set raycluster.ingress.enabled=true (with an access control), or leave "
+                                "ingressPath empty"))
+    elif path and path.rstrip("/") == ingress["path"].rstrip("/"):
+        findings.append(Finding("global.tensorboard.ingressPath", path, "is the Ray dashboard's own path "
+                                "(raycluster.ingress.path)", "use another path, e.g. /tensorboard"))
+    hook = values["raycluster"]["tracing"]["startupHook"]
+    if hook.get("otlpEndpoint") and not hook["enabled"]:
+        findings.append(Finding("raycluster.tracing.startupHook.otlpEndpoint", hook["otlpEndpoint"], "is used only by "
+                                "the tracing startup hook, which is off", "set raycluster.tracing.startupHook."
+                                "enabled=true, or leave otlpEndpoint empty"))
+    return findings
+
+
+def prepare_findings(values: dict[str, Any]) -> list[Finding]:
+    """The preparation Job writes the run's inputs: they must be on the shared volume, its sources named."""
+    job = values["ppo-job"]
+    prepare = job["prepare"]
+    if not (job["enabled"] and prepare["enabled"]):
+        return []
+    mount = values["global"]["storage"]["mountPath"].rstrip("/") + "/"
+    findings = [
+        Finding(field, path, f"is not on the shared volume ({mount}): the preparation Job could not write it "
+                "where the run reads it", f"put it under {mount} or set ppo-job.prepare.enabled=false")
+        for field, path in (("ppo-job.data.trainFiles", job["data"]["trainFiles"]),
+                            ("ppo-job.data.valFiles", job["data"]["valFiles"]),
+                            ("ppo-job.model.path", job["model"]["path"]))
+        if not path.startswith(mount)
+    ]
+    source_key = "localPath" if prepare["source"] == "local" else "id"
+    for part in ("dataset", "model"):
+        if not prepare[part][source_key]:
+            field = f"ppo-job.prepare.{part}.{source_key}"
+            findings.append(Finding(field, "", "must not be empty", f"ppo-job.prepare.source is {prepare['source']}, "
+                                    f"please add --set {field}=..."))
+    return findings
+
+
+def verl_config_findings(values: dict[str, Any]) -> list[Finding]:
+    """extraArgs keys that veRL's own config (of the chosen version) does not have, where it is available."""
+    job = values["ppo-job"]
+    version = str(job["verlVersion"])
+    directory = verlconfig.config_dir(version)
+    if directory is None or not verlconfig.hydra_available():
+        return []
+    findings = []
+    for index, arg in enumerate(job.get("extraArgs") or []):
+        if not OVERRIDE.match(arg):
+            continue  # extra_args_findings names it already
+        why = verlconfig.rejected_override(directory, arg)
+        if why:
+            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
+                                    "fix the key (see veRL's trainer/config/ppo_trainer.yaml)"))
+    return findings
+
+
+def unchecked_extra_args(values: dict[str, Any]) -> str | None:
+    """A note when extraArgs could not be checked against veRL's config, else None."""
+    job = values["ppo-job"]
+    version = str(job["verlVersion"])
+    if not job.get("extraArgs"):
+        return None
+    if not verlconfig.hydra_available():
+        return "extraArgs not checked against veRL's config: hydra-core is not installed"
+    if verlconfig.config_dir(version) is None:
+        return f"extraArgs not checked against veRL's config: veRL {version}'s config not found (run make setup)"
+    return None
+
+
 def check_values(values: dict[str, Any], release_name: str = "verl-ppo") -> list[Finding]:
     """All findings for effective values; the rules run only on schema-valid values."""
     findings = schema_findings(values)
     if findings:
         return findings
     for rule in (storage_findings, shape_findings, batch_findings, extra_args_findings, ingress_findings,
-                 nccl_findings, checkpoint_findings):
+                 nccl_findings, checkpoint_findings, prepare_findings, verl_config_findings,
+                 observability_findings):
         findings.extend(rule(values))
     return name_findings(values, release_name) + findings

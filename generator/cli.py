@@ -1,4 +1,4 @@
-"""Command line: `python -m generator {shapes,render,check,schema,docs,summarize}`."""
+"""Command line: `python -m generator {shapes,render,check,schema,docs,dashboards,summarize}`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import yaml
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.checks import check_values, deep_merge, effective_values
+from generator import dashboards
+from generator.checks import check_values, deep_merge, effective_values, unchecked_extra_args
 from generator.render import render_platforms, render_shape, write
 from generator.schema import chart_schema_json
 from generator.sizing import RunShape, size
@@ -65,6 +66,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         for override in args.set or []:
             values = effective_values_with_set(values, override)
         findings = check_values(values, args.release_name)
+        if note := unchecked_extra_args(values):
+            print(f"{label}: note: {note}", file=sys.stderr)
         if findings:
             failed += 1
             for finding in findings:
@@ -110,6 +113,20 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dashboards(args: argparse.Namespace) -> int:
+    generated = dashboards.generate()
+    if args.check:
+        stale = [name for name, text in generated.items()
+                 if not dashboards.dashboard_path(name).exists() or dashboards.dashboard_path(name).read_text() != text]
+        for name in stale:
+            print(f"{dashboards.dashboard_path(name)} differs from Ray's generator: run python -m generator dashboards")
+        return 1 if stale else 0
+    for name, text in generated.items():
+        path = dashboards.dashboard_path(name)
+        print(f"{'wrote' if write(path, text) else 'unchanged'} {path} ({len(text.encode()) // 1024} KiB)")
+    return 0
+
+
 def cmd_summarize(args: argparse.Namespace) -> int:
     print(summarize(yaml.safe_load_all(sys.stdin)))
     return 0
@@ -145,6 +162,10 @@ def parser() -> argparse.ArgumentParser:
     docs = sub.add_parser("docs", help="regenerate README.md's values table from values.yaml comments")
     docs.add_argument("--check", action="store_true", help="only report drift")
     docs.set_defaults(func=cmd_docs)
+
+    board = sub.add_parser("dashboards", help="write Ray's Grafana dashboards (observability/dashboards/*.json)")
+    board.add_argument("--check", action="store_true", help="only report drift")
+    board.set_defaults(func=cmd_dashboards)
 
     summary = sub.add_parser("summarize", help="summarize `helm template` output read from stdin")
     summary.set_defaults(func=cmd_summarize)

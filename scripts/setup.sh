@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the generator and the tests need, from the package registries only:
 # Python packages (requirements.txt), Helm 3 and Helm 4 built from their Go modules, the
-# Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs from their Go modules.
+# Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs from their Go modules,
+# Prometheus and promtool from Debian's package.
 # Builds and downloads are cached under $VERL_PPO_CACHE (default ~/.cache/verl-ppo) and reused.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,6 +81,25 @@ for version in $VERL_VERSIONS; do
   mkdir -p "$dest/verl/trainer" && mv "$dest/config.tmp" "$dest/verl/trainer/config"
   rm -rf "$tmp"
 done
+
+# Prometheus and promtool from Debian's package, unpacked into the cache (no system install): the tests
+# check the dashboards' PromQL with promtool and scrape a real Ray head with Prometheus.
+prometheus="$cache/prometheus-$PROMETHEUS_DEB_VERSION"
+if [ ! -x "$prometheus/promtool" ]; then
+  started=$(date +%s)
+  tmp=$(mktemp -d)
+  chown _apt "$tmp" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
+  if ! (cd "$tmp" && apt-get download -qq "prometheus=$PROMETHEUS_DEB_VERSION"); then
+    apt-get update -q >/dev/null
+    (cd "$tmp" && apt-get download -qq "prometheus=$PROMETHEUS_DEB_VERSION") ||
+      { echo "setup: Debian no longer serves prometheus=$PROMETHEUS_DEB_VERSION: pin the version apt-cache policy prometheus lists in tools/versions.env" >&2; exit 1; }
+  fi
+  dpkg -x "$tmp"/prometheus_*.deb "$tmp/unpacked"
+  mkdir -p "$prometheus"
+  install -m 0755 "$tmp/unpacked/usr/bin/prometheus" "$tmp/unpacked/usr/bin/promtool" "$prometheus/"
+  rm -rf "$tmp"
+  echo "setup: fetched prometheus $PROMETHEUS_DEB_VERSION in $(( $(date +%s) - started ))s"
+fi
 
 "$cache/bin/helm3" version --short
 "$cache/bin/helm4" version --short

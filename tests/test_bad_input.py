@@ -99,6 +99,14 @@ CASES = [
     Case("extra-arg-with-plus-plus", job(extraArgs=["++trainer.val_before_train=False"]), "ppo-job.extraArgs[0]"),
     Case("extra-arg-unsized-twin", job(extraArgs=["critic.ppo_micro_batch_size=8"]), "ppo-job.extraArgs[0]"),
     Case("extra-arg-not-key-value", job(extraArgs=["trainer.val_before_train"]), "ppo-job.extraArgs[0]"),
+    # The preparation Job writes the run's inputs onto the shared volume, from a named source.
+    Case("prepare-offline-without-path", job(prepare={"enabled": True, "source": "local",
+                                                      "model": {"localPath": "/data/offline/model"}}),
+         "ppo-job.prepare.dataset.localPath"),
+    Case("prepare-model-off-the-volume", job(prepare={"enabled": True}, model={"path": "/models/qwen"}),
+         "ppo-job.model.path", mentions=["/data/"]),
+    Case("prepare-unknown-source", job(prepare={"enabled": True, "source": "s3"}), "ppo-job.prepare.source"),
+    Case("working-dir-local-path", job(runtimeEnv={"workingDir": "./my-code"}), "ppo-job.runtimeEnv.workingDir"),
 ]
 
 

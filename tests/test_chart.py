@@ -1,6 +1,7 @@
 """Tier 2: every values file (and the defaults) lints and renders with Helm 3 and Helm 4, and every
 rendered object passes strict schema validation (Kubernetes OpenAPI, KubeRay and prometheus-operator CRDs)."""
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -211,18 +212,69 @@ def test_uninstall_hook_stops_the_run_first(helm):
     assert container["command"] == ["python3", "/etc/verl-ppo/submitter.py", "--stop"]
 
 
+def submitter_job(documents: list[dict]) -> dict:
+    return next(d for d in documents if d["kind"] == "Job" and d["metadata"]["labels"]["app.kubernetes.io/component"]
+                == "ppo-job" and "annotations" not in d["metadata"])
+
+
 def test_submitter_pod_is_least_privilege(helm):
-    job = next(d for d in helm_cli.template(helm).documents()
-               if d["kind"] == "Job" and "annotations" not in d["metadata"])
+    documents = helm_cli.template(helm).documents()
+    job = submitter_job(documents)
     pod = job["spec"]["template"]["spec"]
-    assert pod["automountServiceAccountToken"] is False
     assert pod["securityContext"]["runAsNonRoot"] is True
     container = pod["containers"][0]
     assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["RAY_DASHBOARD_URL"] == "http://verl-ppo-head-svc.training.svc:8265"
     assert env["VERL_PPO_EXPECTED_GPUS"] == "4"
+    assert {m["name"]: m["readOnly"] for m in container["volumeMounts"]} == {"job-spec": True, "shared-data": True}
+    # Its API token may read its own Job and nothing else (to tell a deleted Job from an eviction).
+    role = next(d for d in documents if d["kind"] == "Role")
+    assert role["rules"] == [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"],
+                              "resourceNames": [job["metadata"]["name"]]}]
+    binding = next(d for d in documents if d["kind"] == "RoleBinding")
+    assert binding["subjects"][0]["name"] == pod["serviceAccountName"] == role["metadata"]["name"]
+    account = next(d for d in documents if d["kind"] == "ServiceAccount")
+    assert account["automountServiceAccountToken"] is False and pod["automountServiceAccountToken"] is True
+
+
+def test_without_stop_on_delete_the_submitter_has_no_api_access(helm):
+    documents = helm_cli.template(helm, "--set", "ppo-job.submitter.stopOnJobDelete=false").documents()
+    assert submitter_job(documents)["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+    assert not {"Role", "RoleBinding", "ServiceAccount"} & {d["kind"] for d in documents}
+
+
+def test_the_job_is_named_after_its_run(helm):
+    """An upgrade that leaves the run alone keeps the Job (and its Ray job); a changed run gets a new one."""
+    def job_name(*args: str) -> str:
+        return submitter_job(helm_cli.template(helm, *args).documents())["metadata"]["name"]
+
+    base = job_name()
+    assert base.startswith("verl-ppo-ppo-job-") and len(base) == len("verl-ppo-ppo-job-") + 8
+    assert job_name("--set", "observability.podMonitor.additionalLabels.release=prom") == base
+    assert job_name("--set", "raycluster.head.annotations.note=x") == base
+    assert job_name("--set", "ppo-job.trainer.totalEpochs=3") != base
+    assert job_name("--set", "ppo-job.submitter.resources.limits.memory=512Mi") != base
+
+
+def test_preparation_job_writes_where_the_run_reads(helm, validator):
+    documents = assert_valid(helm_cli.template(helm, "--set", "ppo-job.prepare.enabled=true"), validator)
+    prepare = next(d for d in documents if d["kind"] == "Job" and
+                   d["metadata"]["labels"]["app.kubernetes.io/component"] == "prepare")
+    pod = prepare["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    args = container["args"]
+    assert dict(zip(args[::2], args[1::2])) == {
+        "--source": "huggingface", "--train-file": "/data/data/gsm8k/train.parquet",
+        "--val-file": "/data/data/gsm8k/test.parquet", "--model-path": "/data/Qwen2.5-0.5B-Instruct",
+        "--dataset-id": "openai/gsm8k", "--model-id": "Qwen/Qwen2.5-0.5B-Instruct"}
+    assert {m["mountPath"]: m.get("readOnly", False) for m in container["volumeMounts"]}["/data"] is False
+    assert pod["automountServiceAccountToken"] is False and pod["securityContext"]["runAsNonRoot"] is True
+    submitter_env = {e["name"]: e.get("value") for e in
+                     submitter_job(documents)["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert submitter_env["VERL_PPO_WAIT_FOR_INPUTS"] == "true"
+    assert set(args) >= set(json.loads(submitter_env["VERL_PPO_INPUTS"])[:2])
 
 
 def test_notes_tell_how_to_follow_the_run_and_find_checkpoints():
@@ -233,7 +285,9 @@ def test_notes_tell_how_to_follow_the_run_and_find_checkpoints():
                           "--namespace", "training")
     assert result.returncode == 0, result.output
     notes = result.stdout.split("NOTES:", 1)[1]
-    assert "kubectl -n training logs -f job/verl-ppo-ppo-job-r1" in notes
+    job_name = submitter_job(helm_cli.template(helm_binaries()["helm4"]).documents())["metadata"]["name"]
+    assert f"kubectl -n training logs -f job/{job_name}" in notes
+    assert "Deleting that Job stops the run" in notes and "maxCheckpointsToKeep" in notes
     assert "/data/checkpoints/verl-ppo/gsm8k" in notes
     assert "port-forward svc/verl-ppo-head-svc 8265:8265" in notes
 

@@ -70,6 +70,15 @@ def _container(group: dict) -> dict:
     return group["template"]["spec"]["containers"][0]
 
 
+# One deliberate departure: the seed's hook lives in the vendor image; the chart ships its own (a ConfigMap on
+# every node's PYTHONPATH), which works in any image and leaves APMPlus' tracer provider in place.
+CHART_HOOK = "verl_ppo_tracing:setup_tracing"
+
+
+def as_charted(params: dict) -> dict:
+    return {**params, "tracing-startup-hook": CHART_HOOK} if "tracing-startup-hook" in params else params
+
+
 @pytest.mark.parametrize("group", ["head", "worker"])
 def test_ray_nodes_match_the_seed(cluster, group):
     seed_spec, our_spec = SEED_CLUSTER["spec"], cluster["spec"]
@@ -84,21 +93,24 @@ def test_ray_nodes_match_the_seed(cluster, group):
         assert {k: str(v) for k, v in our_container["resources"][kind].items()} == seed_resources
     assert our_container["resources"]["requests"] == our_container["resources"]["limits"]
     our_env = {e["name"]: e.get("value") for e in our_container["env"]}
+    # The chart's own tracing hook goes on PYTHONPATH after the seed's directory (see CHART_HOOK).
+    assert our_env["PYTHONPATH"].split(":")[0] == "/workspace/verl"
     for env in seed_container["env"]:
-        assert our_env[env["name"]] == env["value"]
+        if env["name"] != "PYTHONPATH":
+            assert our_env[env["name"]] == env["value"]
     mounts = {m["mountPath"]: m["name"] for m in our_container["volumeMounts"]}
     volumes = {v["name"]: v for v in our_group["template"]["spec"]["volumes"]}
     assert volumes[mounts["/tmp/ray"]]["emptyDir"] == {}
     assert "persistentVolumeClaim" in volumes[mounts["/data"]]
     annotations = our_group["template"]["metadata"]["annotations"]
     assert annotations == {**annotations, **seed_group["template"]["metadata"]["annotations"]}
-    assert our_group["rayStartParams"] == {**our_group["rayStartParams"], **seed_group["rayStartParams"]}
+    assert our_group["rayStartParams"] == {**our_group["rayStartParams"], **as_charted(seed_group["rayStartParams"])}
 
 
 def test_head_service_and_start_params_match(cluster):
     seed_head, our_head = SEED_CLUSTER["spec"]["headGroupSpec"], cluster["spec"]["headGroupSpec"]
     assert our_head["serviceType"] == seed_head["serviceType"] == "ClusterIP"
-    assert our_head["rayStartParams"] == seed_head["rayStartParams"]
+    assert our_head["rayStartParams"] == as_charted(seed_head["rayStartParams"])
     assert cluster["apiVersion"] == SEED_CLUSTER["apiVersion"]
 
 

@@ -1,25 +1,24 @@
 """Tier 4: the submitter against a real Ray head (CPU, logical GPUs) with a stand-in entrypoint.
-The outcome is the Ray job's status; a restarted submitter re-attaches; one submission per attempt."""
+The outcome is the Ray job's status; a restarted submitter re-attaches; one submission per attempt;
+a changed run supersedes the old one; the run's inputs are checked before anything is submitted.
+
+A run is named as the chart names it: prefix <family>-<hash> (the Job's name), family <release>-ppo-job."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
+import zipfile
 
 import pytest
 
 from support.rayhead import ray_head
-
-ROOT = Path(__file__).resolve().parents[1]
-SUBMITTER = ROOT / "charts" / "verl-ppo" / "charts" / "ppo-job" / "files" / "submitter.py"
-STAND_IN = Path(__file__).resolve().parent / "support" / "stand_in.py"
-GPUS = 4
+from support.submitter_run import (GPUS, PREPARE, SUBMITTER, finish, jobs, start_submitter, submitter_env,
+                                   wait_for_status, write_spec)
 
 
 @pytest.fixture(scope="module")
@@ -28,68 +27,49 @@ def dashboard(tmp_path_factory):
         yield url
 
 
-def jobs(dashboard: str, prefix: str) -> list[dict]:
-    with urllib.request.urlopen(dashboard + "/api/jobs/", timeout=10) as response:
-        return [j for j in json.load(response) if (j.get("submission_id") or "").startswith(prefix + "-a")]
-
-
-def start_submitter(dashboard, tmp_path, prefix, seconds=1.0, code=0, expected_gpus=GPUS, timeout=60,
-                    attempts=3) -> subprocess.Popen:
-    spec = tmp_path / f"{prefix}.json"
-    spec.write_text(json.dumps({"entrypoint": f"{sys.executable} {STAND_IN} {seconds} {code}",
-                                "runtime_env": {"env_vars": {"TORCH_NCCL_AVOID_RECORD_STREAMS": "1"}},
-                                "metadata": {"release": "test"}}))
-    env = {**os.environ, "RAY_DASHBOARD_URL": dashboard, "VERL_PPO_JOB_SPEC": str(spec),
-           "VERL_PPO_SUBMISSION_PREFIX": prefix, "VERL_PPO_EXPECTED_GPUS": str(expected_gpus),
-           "VERL_PPO_WAIT_TIMEOUT_SECONDS": str(timeout), "VERL_PPO_MAX_ATTEMPTS": str(attempts),
-           "VERL_PPO_POLL_SECONDS": "0.5"}
-    return subprocess.Popen([sys.executable, str(SUBMITTER)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-
-
-def finish(process: subprocess.Popen) -> tuple[int, str]:
-    output, _ = process.communicate(timeout=180)
-    return process.returncode, output
-
-
-def wait_for_status(dashboard, prefix, status, timeout=60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = [j for j in jobs(dashboard, prefix) if j["status"] == status]
-        if found:
-            return found[0]
-        time.sleep(0.3)
-    raise AssertionError(f"no {status} job for {prefix}: {jobs(dashboard, prefix)}")
-
-
 def test_success_exits_zero_with_the_logs(dashboard, tmp_path):
-    code, output = finish(start_submitter(dashboard, tmp_path, "ok-r1"))
+    code, output = finish(start_submitter(dashboard, tmp_path, "ok-ppo-job-0001"))
     assert code == 0, output
     assert "stand-in driver: done, exiting 0" in output and "status=SUCCEEDED" in output
-    assert [j["submission_id"] for j in jobs(dashboard, "ok-r1")] == ["ok-r1-a1"]
+    assert [j["submission_id"] for j in jobs(dashboard, "ok-ppo-job-0001")] == ["ok-ppo-job-0001-a1"]
 
 
 def test_failure_exits_non_zero_with_the_driver_exit_code(dashboard, tmp_path):
-    code, output = finish(start_submitter(dashboard, tmp_path, "fail-r1", code=3, attempts=1))
+    code, output = finish(start_submitter(dashboard, tmp_path, "fail-ppo-job-0001", code=3, attempts=1))
     assert code != 0, output
     assert "status=FAILED" in output and "driver_exit_code=3" in output
 
 
 def test_restarted_submitter_reattaches_without_a_second_submission(dashboard, tmp_path):
-    first = start_submitter(dashboard, tmp_path, "restart-r1", seconds=8)
-    wait_for_status(dashboard, "restart-r1", "RUNNING")
+    prefix = "restart-ppo-job-0001"
+    first = start_submitter(dashboard, tmp_path, prefix, seconds=8)
+    wait_for_status(dashboard, prefix, "RUNNING")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
-    code, output = finish(start_submitter(dashboard, tmp_path, "restart-r1", seconds=8))
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, seconds=8))
     assert code == 0, output
-    assert "re-attaching to restart-r1-a1" in output
-    assert [j["submission_id"] for j in jobs(dashboard, "restart-r1")] == ["restart-r1-a1"]
+    assert f"re-attaching to {prefix}-a1" in output
+    assert [j["submission_id"] for j in jobs(dashboard, prefix)] == [f"{prefix}-a1"]
+
+
+def test_sigterm_without_an_api_token_leaves_the_run_to_the_next_pod(dashboard, tmp_path):
+    """An evicted pod (no way to learn that its Job was deleted) must not end a GPU run."""
+    prefix = "evict-ppo-job-0001"
+    first = start_submitter(dashboard, tmp_path, prefix, seconds=6, kube_api="", kube_token_file=str(tmp_path / "none"))
+    wait_for_status(dashboard, prefix, "RUNNING")
+    first.send_signal(signal.SIGTERM)
+    code, output = finish(first)
+    assert code == 143 and "keeps running" in output, output
+    assert jobs(dashboard, prefix)[0]["status"] == "RUNNING"
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, seconds=6))
+    assert code == 0 and f"re-attaching to {prefix}-a1" in output, output
 
 
 def test_stopped_job_is_a_failure(dashboard, tmp_path):
-    process = start_submitter(dashboard, tmp_path, "stop-r1", seconds=30, attempts=1)
-    wait_for_status(dashboard, "stop-r1", "RUNNING")
-    request = urllib.request.Request(dashboard + "/api/jobs/stop-r1-a1/stop", method="POST")
+    prefix = "stop-ppo-job-0001"
+    process = start_submitter(dashboard, tmp_path, prefix, seconds=30, attempts=1)
+    wait_for_status(dashboard, prefix, "RUNNING")
+    request = urllib.request.Request(dashboard + f"/api/jobs/{prefix}-a1/stop", method="POST")
     urllib.request.urlopen(request, timeout=10).read()
     code, output = finish(process)
     assert code != 0 and "status=STOPPED" in output, output
@@ -97,51 +77,108 @@ def test_stopped_job_is_a_failure(dashboard, tmp_path):
 
 def test_too_few_gpus_times_out_with_what_it_saw(dashboard, tmp_path):
     started = time.monotonic()
-    code, output = finish(start_submitter(dashboard, tmp_path, "short-r1", expected_gpus=8, timeout=3))
+    code, output = finish(start_submitter(dashboard, tmp_path, "short-ppo-job-0001", expected_gpus=8, timeout=3))
     assert code == 3, output
     assert f"expected 8 GPUs, saw {GPUS} GPUs" in output
     assert time.monotonic() - started < 30
-    assert jobs(dashboard, "short-r1") == []
+    assert jobs(dashboard, "short-ppo-job-0001") == []
 
 
 def test_retry_after_failure_starts_a_new_attempt(dashboard, tmp_path):
-    code, _ = finish(start_submitter(dashboard, tmp_path, "retry-r1", code=1, attempts=2))
+    prefix = "retry-ppo-job-0001"
+    code, _ = finish(start_submitter(dashboard, tmp_path, prefix, code=1, attempts=2))
     assert code != 0
-    code, output = finish(start_submitter(dashboard, tmp_path, "retry-r1", code=0, attempts=2))
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, code=0, attempts=2))
     assert code == 0, output
     assert "starting attempt 2" in output
-    assert sorted(j["submission_id"] for j in jobs(dashboard, "retry-r1")) == ["retry-r1-a1", "retry-r1-a2"]
-    code, output = finish(start_submitter(dashboard, tmp_path, "retry-r1", code=0, attempts=2))
-    assert code == 0 and "re-attaching to retry-r1-a2 (SUCCEEDED)" in output
+    assert sorted(j["submission_id"] for j in jobs(dashboard, prefix)) == [f"{prefix}-a1", f"{prefix}-a2"]
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, code=0, attempts=2))
+    assert code == 0 and f"re-attaching to {prefix}-a2 (SUCCEEDED)" in output
+
+
+def test_a_changed_run_supersedes_the_old_one(dashboard, tmp_path):
+    """helm upgrade with a new spec: the new Job's submitter stops the release's old run, then submits."""
+    old = start_submitter(dashboard, tmp_path, "up-ppo-job-aaaa", seconds=60, attempts=1)
+    wait_for_status(dashboard, "up-ppo-job-aaaa", "RUNNING")
+    code, output = finish(start_submitter(dashboard, tmp_path, "up-ppo-job-bbbb", seconds=1))
+    assert code == 0, output
+    assert "stopped up-ppo-job-aaaa-a1 (superseded by up-ppo-job-bbbb)" in output
+    assert finish(old)[0] != 0
+    assert [j["status"] for j in jobs(dashboard, "up-ppo-job-aaaa")] == ["STOPPED"]
+
+
+def test_missing_inputs_fail_before_anything_is_submitted(dashboard, tmp_path):
+    missing = tmp_path / "data" / "gsm8k" / "train.parquet"
+    code, output = finish(start_submitter(dashboard, tmp_path, "noinput-ppo-job-0001",
+                                          inputs=json.dumps([str(missing)]), wait_for_inputs="false"))
+    assert code == 4 and str(missing) in output and "ppo-job.prepare" in output, output
+    assert jobs(dashboard, "noinput-ppo-job-0001") == []
+
+
+def test_the_run_waits_for_the_preparation_jobs_output(dashboard, tmp_path):
+    """The preparation program writes the data while the submitter waits; then the run is submitted."""
+    prefix = "prep-ppo-job-0001"
+    offline = tmp_path / "offline"
+    offline.mkdir()
+    (offline / "train.jsonl").write_text(json.dumps({"question": "1+1?", "answer": "2\n#### 2"}) + "\n")
+    (offline / "test.jsonl").write_text(json.dumps({"question": "2+2?", "answer": "4\n#### 4"}) + "\n")
+    train, val = tmp_path / "data" / "train.parquet", tmp_path / "data" / "test.parquet"
+    process = start_submitter(dashboard, tmp_path, prefix, inputs=json.dumps([str(train), str(val)]),
+                              wait_for_inputs="true", inputs_timeout_seconds="60")
+    time.sleep(2)
+    assert process.poll() is None and jobs(dashboard, prefix) == []
+    prepared = subprocess.run([sys.executable, str(PREPARE), "--source", "local", "--dataset-local-path", str(offline),
+                               "--train-file", str(train), "--val-file", str(val)], capture_output=True, text=True)
+    assert prepared.returncode == 0, prepared.stderr
+    code, output = finish(process)
+    assert code == 0, output
+    assert output.index("waiting for the preparation Job") < output.index("inputs present") < output.index("submitted")
+
+
+def test_inputs_that_never_come_time_out_naming_them(dashboard, tmp_path):
+    missing = tmp_path / "model" / "config.json"
+    code, output = finish(start_submitter(dashboard, tmp_path, "late-ppo-job-0001", inputs=json.dumps([str(missing)]),
+                                          wait_for_inputs="true", inputs_timeout_seconds="2"))
+    assert code == 4 and f"to write: {missing}" in output, output
+
+
+def test_working_dir_package_on_the_shared_volume_reaches_the_driver(dashboard, tmp_path):
+    """runtimeEnv.workingDir as file://<zip on the shared volume>: every node fetches it, no upload."""
+    package = tmp_path / "code.zip"
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("user_code.py", "MESSAGE = 'from the working_dir package'\n")
+    driver = tmp_path / "driver.py"
+    driver.write_text("import os, user_code\nprint(user_code.MESSAGE, os.environ['TORCH_NCCL_AVOID_RECORD_STREAMS'])\n")
+    runtime_env = {"working_dir": f"file://{package}", "env_vars": {"TORCH_NCCL_AVOID_RECORD_STREAMS": "1"}}
+    code, output = finish(start_submitter(dashboard, tmp_path, "wd-ppo-job-0001", runtime_env=runtime_env,
+                                          driver=driver))
+    assert code == 0, output
+    assert "from the working_dir package 1" in output
 
 
 def test_check_mode_waits_for_gpus_and_submits_nothing(dashboard, tmp_path):
     """The chart's helm test pod runs the submitter with --check."""
-    spec = tmp_path / "check.json"
-    spec.write_text(json.dumps({"entrypoint": "false"}))
-    env = {**os.environ, "RAY_DASHBOARD_URL": dashboard, "VERL_PPO_JOB_SPEC": str(spec),
-           "VERL_PPO_SUBMISSION_PREFIX": "check-r1", "VERL_PPO_EXPECTED_GPUS": str(GPUS),
-           "VERL_PPO_WAIT_TIMEOUT_SECONDS": "10", "VERL_PPO_POLL_SECONDS": "0.5"}
+    spec = write_spec(tmp_path, "check")
+    env = submitter_env(dashboard, spec, "check-ppo-job-0001", wait_timeout_seconds="10")
+    del env["VERL_PPO_SUBMISSION_PREFIX"]  # the test pod is no Job's pod
     result = subprocess.run([sys.executable, str(SUBMITTER), "--check"], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"cluster ready: {GPUS} GPUs" in result.stdout
-    assert jobs(dashboard, "check-r1") == []
+    assert jobs(dashboard, "check-ppo-job-0001") == []
 
 
 def test_stop_mode_stops_every_active_job_of_the_release(dashboard, tmp_path):
-    """The chart's pre-delete hook: all revisions of this release, no other release's jobs."""
-    running = start_submitter(dashboard, tmp_path, "gone-r1", seconds=60, attempts=1)
-    other = start_submitter(dashboard, tmp_path, "gone2-r1", seconds=3, attempts=1)
-    wait_for_status(dashboard, "gone-r1", "RUNNING")
-    wait_for_status(dashboard, "gone2-r1", "RUNNING")
-    spec = tmp_path / "stop.json"
-    spec.write_text(json.dumps({"entrypoint": "false"}))
-    env = {**os.environ, "RAY_DASHBOARD_URL": dashboard, "VERL_PPO_JOB_SPEC": str(spec),
-           "VERL_PPO_SUBMISSION_PREFIX": "gone-r2", "VERL_PPO_EXPECTED_GPUS": str(GPUS)}
+    """The chart's pre-delete hook: every run of this release, no other release's jobs."""
+    running = start_submitter(dashboard, tmp_path, "gone-ppo-job-0001", seconds=60, attempts=1)
+    other = start_submitter(dashboard, tmp_path, "gone2-ppo-job-0001", seconds=3, attempts=1)
+    wait_for_status(dashboard, "gone-ppo-job-0001", "RUNNING")
+    wait_for_status(dashboard, "gone2-ppo-job-0001", "RUNNING")
+    env = submitter_env(dashboard, write_spec(tmp_path, "stop"), "gone-ppo-job-ffff")
+    del env["VERL_PPO_SUBMISSION_PREFIX"]
     result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
                             timeout=60)
-    assert result.returncode == 0 and "stopped gone-r1-a1" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 0 and "stopped gone-ppo-job-0001-a1" in result.stdout, result.stdout + result.stderr
     code, output = finish(running)
     assert code != 0 and "status=STOPPED" in output
     code, output = finish(other)
@@ -149,12 +186,9 @@ def test_stop_mode_stops_every_active_job_of_the_release(dashboard, tmp_path):
 
 
 def test_stop_mode_never_blocks_uninstall_when_the_head_is_gone(tmp_path):
-    spec = tmp_path / "stop.json"
-    spec.write_text(json.dumps({"entrypoint": "false"}))
     from support.rayhead import free_port
 
-    env = {**os.environ, "RAY_DASHBOARD_URL": f"http://127.0.0.1:{free_port()}", "VERL_PPO_JOB_SPEC": str(spec),
-           "VERL_PPO_SUBMISSION_PREFIX": "gone-r2", "VERL_PPO_EXPECTED_GPUS": "1"}
+    env = submitter_env(f"http://127.0.0.1:{free_port()}", write_spec(tmp_path, "stop"), "gone-ppo-job-ffff")
     result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0 and "could not stop" in result.stdout

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from generator import verlconfig
+from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 
@@ -30,9 +30,7 @@ def compose_with_verl(version: str, overrides: list[str]):
     config_dir = verl_config_dir(version)
     if not config_dir.exists():
         pytest.fail(f"{config_dir} missing: run scripts/setup.sh")
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
-        return compose(config_name="ppo_trainer", overrides=overrides)
+    return verlconfig.compose(config_dir, overrides)
 
 
 def test_supported_versions_agree_everywhere():
@@ -77,3 +75,25 @@ def test_a_misspelled_extra_arg_fails_composition(version):
 def test_correct_extra_arg_composes():
     words = rendered_command("--set", "ppo-job.extraArgs[0]=trainer.val_before_train=False")
     assert compose_with_verl("0.4.1", words[3:]).trainer.val_before_train is False
+
+
+def extra_args_file(tmp_path: Path, version: str, *args: str) -> Path:
+    path = tmp_path / "extra.yaml"
+    path.write_text(yaml.safe_dump({"ppo-job": {"verlVersion": version, "extraArgs": list(args)}}))
+    return path
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_generator_check_rejects_a_misspelled_extra_arg(version, tmp_path, capsys):
+    path = extra_args_file(tmp_path, version, "trainer.critic_warmup=0", "trainer.val_before_trian=False")
+    assert generator_main(["check", str(path)]) == 1
+    output = capsys.readouterr().out
+    assert f"ppo-job.extraArgs[1]=trainer.val_before_trian=False: is rejected by veRL {version}'s config" in output
+    assert "extraArgs[0]" not in output
+
+
+def test_generator_check_says_when_the_config_is_not_there(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VERL_PPO_CACHE", str(tmp_path / "empty-cache"))
+    path = extra_args_file(tmp_path, "0.4.1", "trainer.val_before_trian=False")
+    assert generator_main(["check", str(path)]) == 0
+    assert "extraArgs not checked against veRL's config: veRL 0.4.1's config not found" in capsys.readouterr().err

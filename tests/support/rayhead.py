@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 
 # The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no
@@ -25,17 +26,55 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line) of every process we can read."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            found[int(entry.name)] = (parent, command)
+    return found
+
+
+def stop_head(temp_dir: Path, gcs_port: int) -> None:
+    """Stops this head's processes only (`ray stop` would end every Ray on the machine, other test runs'
+    too): those naming its temp dir or GCS port, and all their descendants."""
+    processes = _processes()
+    marks = (f"{temp_dir}/", f"{temp_dir} ", f":{gcs_port} ", f":{gcs_port}\"")
+    doomed = {pid for pid, (_, command) in processes.items() if any(mark in command + " " for mark in marks)}
+    doomed.discard(os.getpid())
+    grew = True
+    while grew:
+        children = {pid for pid, (parent, _) in processes.items() if parent in doomed} - doomed - {os.getpid()}
+        doomed |= children
+        grew = bool(children)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in doomed:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in doomed):
+            time.sleep(0.2)
+
+
 @contextmanager
-def ray_head(temp_dir: Path, gpus: int) -> Iterator[str]:
-    """Yields the dashboard URL of a fresh head."""
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    dashboard = free_port()
+def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None,
+             metrics_port: int | None = None, gcs_port: int | None = None) -> Iterator[str]:
+    """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes."""
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(extra_env or {})}
+    dashboard, gcs_port = free_port(), gcs_port or free_port()
     command = [
-        *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={free_port()}",
+        *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={gcs_port}",
         f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
         f"--ray-client-server-port={free_port()}", f"--num-gpus={gpus}", "--num-cpus=4",
         f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
+        f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
     ]
     subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
     url = f"http://127.0.0.1:{dashboard}"
@@ -52,4 +91,4 @@ def ray_head(temp_dir: Path, gpus: int) -> Iterator[str]:
                 time.sleep(0.5)
         yield url
     finally:
-        subprocess.run([*RAY_CLI, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        stop_head(temp_dir, gcs_port)

@@ -49,3 +49,9 @@ def verl_versions() -> list[str]:
 
 def verl_config_dir(version: str) -> Path:
     return cache_dir() / "verl-config" / version / "verl" / "trainer" / "config"
+
+
+def prometheus_binaries() -> dict[str, Path]:
+    """prometheus and promtool of the pinned Debian package."""
+    base = cache_dir() / f"prometheus-{versions()['PROMETHEUS_DEB_VERSION']}"
+    return {name: base / name for name in ("prometheus", "promtool")}

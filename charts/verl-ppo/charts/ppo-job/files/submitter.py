@@ -4,12 +4,21 @@ Standard library only: it speaks the Ray Jobs REST API of the head's dashboard, 
 python3 runs it. The outcome comes from GET /api/jobs/<id> (status, driver_exit_code), never from
 `ray job` CLI exit codes, which report 1 for both a failed job and a duplicate id.
 
-Submission ids are <prefix>-a<attempt> with prefix <release>-r<revision>: a pod retried while the
-Ray job runs finds it and re-attaches; only after a FAILED or STOPPED attempt is a new one started
-(veRL's resume_mode=auto resumes it from the last checkpoint), up to VERL_PPO_MAX_ATTEMPTS.
+Submission ids are <prefix>-a<attempt>. The prefix is the Job's name, <family>-<hash of the run's
+spec>: a `helm upgrade` that leaves the run alone keeps the Job and its run; one that changes it makes
+a new Job, whose submitter stops the release's superseded runs before it submits. A pod retried while
+the Ray job runs finds it and re-attaches; only after a FAILED or STOPPED attempt is a new one
+started (veRL's resume_mode=auto resumes it from the last checkpoint), up to VERL_PPO_MAX_ATTEMPTS.
+
+Before anything is submitted, the inputs on the shared volume (data files, model config) must be
+there: checked once, or waited for while the chart's preparation Job writes them.
+
+On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
+stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
+and the Job's next pod re-attaches. Without an API token it never stops the run on SIGTERM.
 
 With --check (the chart's helm test) it only waits for the cluster's GPUs and exits.
-With --stop (the chart's pre-delete hook) it stops every active Ray job of the release, any revision,
+With --stop (the chart's pre-delete hook) it stops every active Ray job of the release's family,
 so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
 """
 
@@ -18,6 +27,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import ssl
 import sys
 import time
 import urllib.error
@@ -33,10 +44,14 @@ ACTIVE = {"PENDING", "RUNNING"}
 class Settings:
     dashboard_url: str
     job_spec: dict[str, Any]
-    submission_prefix: str
+    submission_family: str  # every run of the release: <family>-<spec hash>-a<attempt>
+    submission_prefix: str  # this run: the Job's name, <family>-<spec hash>
     expected_gpus: float
     wait_timeout_seconds: float
     max_attempts: int
+    inputs: list[str]
+    wait_for_inputs: bool
+    inputs_timeout_seconds: float
     poll_seconds: float = 5.0
 
     @classmethod
@@ -46,12 +61,19 @@ class Settings:
         return cls(
             dashboard_url=os.environ["RAY_DASHBOARD_URL"].rstrip("/"),
             job_spec=job_spec,
-            submission_prefix=os.environ["VERL_PPO_SUBMISSION_PREFIX"],
+            submission_family=os.environ["VERL_PPO_SUBMISSION_FAMILY"],
+            submission_prefix=os.environ.get("VERL_PPO_SUBMISSION_PREFIX", ""),
             expected_gpus=float(os.environ["VERL_PPO_EXPECTED_GPUS"]),
             wait_timeout_seconds=float(os.environ.get("VERL_PPO_WAIT_TIMEOUT_SECONDS", "1800")),
             max_attempts=int(os.environ.get("VERL_PPO_MAX_ATTEMPTS", "3")),
+            inputs=json.loads(os.environ.get("VERL_PPO_INPUTS", "[]")),
+            wait_for_inputs=os.environ.get("VERL_PPO_WAIT_FOR_INPUTS", "false") == "true",
+            inputs_timeout_seconds=float(os.environ.get("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200")),
             poll_seconds=float(os.environ.get("VERL_PPO_POLL_SECONDS", "5")),
         )
+
+    def family_pattern(self) -> re.Pattern[str]:
+        return re.compile(re.escape(self.submission_family) + r"-[0-9a-f]+-a\d+$")
 
 
 class RayJobsAPI:
@@ -85,6 +107,9 @@ class RayJobsAPI:
             "metadata": {k: str(v) for k, v in (spec.get("metadata") or {}).items()},
         }
         self.request("POST", "/api/jobs/", body)
+
+    def stop(self, submission_id: str) -> None:
+        self.request("POST", f"/api/jobs/{submission_id}/stop")
 
     def cluster_gpus(self) -> float:
         """GPUs of the alive nodes, as Ray itself counts them (state API)."""
@@ -132,6 +157,31 @@ def wait_for_cluster(api: RayJobsAPI, settings: Settings) -> None:
         time.sleep(settings.poll_seconds)
 
 
+def missing_inputs(paths: list[str]) -> list[str]:
+    return [path for path in paths if not os.path.exists(path)]
+
+
+def wait_for_inputs(settings: Settings) -> None:
+    """The run's data and model must be on the shared volume before a GPU is spent on them."""
+    deadline = time.monotonic() + settings.inputs_timeout_seconds
+    announced = False
+    while missing := missing_inputs(settings.inputs):
+        if not settings.wait_for_inputs:
+            log(f"missing on the shared volume: {', '.join(missing)}. Copy them there, or enable "
+                "ppo-job.prepare to fetch them before the run")
+            sys.exit(4)
+        if time.monotonic() >= deadline:
+            log(f"timed out after {settings.inputs_timeout_seconds:g}s waiting for the preparation Job to "
+                f"write: {', '.join(missing)} (see its logs)")
+            sys.exit(4)
+        if not announced:
+            log(f"waiting for the preparation Job to write: {', '.join(missing)}")
+            announced = True
+        time.sleep(settings.poll_seconds)
+    if settings.inputs:
+        log(f"inputs present: {', '.join(settings.inputs)}")
+
+
 def attempts_of(api: RayJobsAPI, prefix: str) -> dict[int, dict[str, Any]]:
     pattern = re.compile(re.escape(prefix) + r"-a(\d+)$")
     found = {}
@@ -177,43 +227,131 @@ def follow(api: RayJobsAPI, submission_id: str, poll_seconds: float) -> dict[str
         time.sleep(poll_seconds)
 
 
-def stop_release_jobs(api: RayJobsAPI, submission_prefix: str) -> int:
-    """Stops the active jobs of <release>-r<any revision>-a<any attempt>; best effort."""
-    release = submission_prefix.rsplit("-r", 1)[0]
-    pattern = re.compile(re.escape(release) + r"-r\d+-a\d+$")
+def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_prefix: str = "") -> None:
+    for job in api.list_jobs():
+        submission_id = job.get("submission_id") or ""
+        if keep_prefix and submission_id.startswith(keep_prefix + "-a"):
+            continue
+        if pattern.match(submission_id) and job.get("status") in ACTIVE:
+            api.stop(submission_id)
+            log(f"stopped {submission_id} ({reason})")
+
+
+def stop_release_jobs(api: RayJobsAPI, settings: Settings) -> int:
+    """The uninstall hook: stops every active run of the release; best effort, never fails."""
     try:
-        for job in api.list_jobs():
-            submission_id = job.get("submission_id") or ""
-            if pattern.match(submission_id) and job.get("status") in ACTIVE:
-                api.request("POST", f"/api/jobs/{submission_id}/stop")
-                log(f"stopped {submission_id}")
+        stop_active(api, settings.family_pattern(), "helm uninstall")
     except (urllib.error.URLError, OSError, ValueError) as error:
         log(f"could not stop the release's Ray jobs ({error}); the RayCluster's deletion ends them")
     return 0
 
 
-def main(argv: list[str]) -> int:
-    settings = Settings.from_env()
-    if "--stop" in argv:
-        return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=10), settings.submission_prefix)
-    api = RayJobsAPI(settings.dashboard_url)
-    wait_for_cluster(api, settings)
-    if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
-        return 0
-    submission_id, must_submit = choose_submission(api, settings)
-    if must_submit:
+class KubeJob:
+    """This pod's Job through the Kubernetes API, read with the pod's ServiceAccount token (get on one Job)."""
+
+    TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    CA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
+    def __init__(self, namespace: str, name: str) -> None:
+        host, port = os.environ.get("KUBERNETES_SERVICE_HOST", ""), os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+        self.url = os.environ.get("VERL_PPO_KUBE_API") or (f"https://{host}:{port}" if host else "")
+        self.url += f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}"
+        self.token_file = os.environ.get("VERL_PPO_KUBE_TOKEN_FILE", self.TOKEN)
+        self.ca_file = os.environ.get("VERL_PPO_KUBE_CA_FILE", self.CA)
+
+    def usable(self) -> bool:
+        return self.url.startswith("https://") and os.path.exists(self.token_file)
+
+    def ended_by_user(self) -> tuple[bool, str]:
+        """(True, why) when the Job is gone, being deleted or suspended; (False, why) otherwise or when unsure."""
+        if not self.usable():
+            return False, "no Kubernetes API token mounted (ppo-job.submitter.stopOnJobDelete is off)"
+        with open(self.token_file, encoding="utf-8") as token:
+            request = urllib.request.Request(self.url, headers={"Authorization": f"Bearer {token.read().strip()}"})
+        context = ssl.create_default_context(cafile=self.ca_file if os.path.exists(self.ca_file) else None)
         try:
-            api.submit(submission_id, settings.job_spec)
-            log(f"submitted {submission_id}")
+            with urllib.request.urlopen(request, timeout=5, context=context) as response:
+                job = json.load(response)
         except urllib.error.HTTPError as error:
-            # Another pod of this Job won the race: follow its submission instead of starting a second run.
-            if "already exists" not in error.read().decode(errors="replace"):
-                raise
-            log(f"{submission_id} already exists: re-attaching")
+            if error.code == 404:
+                return True, "its Job was deleted"
+            return False, f"the Kubernetes API answered {error.code}"
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            return False, f"the Kubernetes API did not answer ({error})"
+        if job.get("metadata", {}).get("deletionTimestamp"):
+            return True, "its Job is being deleted"
+        if job.get("spec", {}).get("suspend"):
+            return True, "its Job was suspended"
+        return False, "its Job remains (eviction or node drain)"
+
+
+class Terminated(Exception):
+    pass
+
+
+def raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def on_terminate(api: RayJobsAPI, kube: KubeJob, settings: Settings) -> int:
+    ended, why = kube.ended_by_user()
+    if not ended:
+        log(f"terminating: {why}; the Ray job keeps running and the Job's next pod re-attaches")
+        return 143
+    log(f"terminating: {why}; stopping the Ray job")
+    try:
+        stop_active(api, re.compile(re.escape(settings.submission_prefix) + r"-a\d+$"), why)
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        log(f"could not stop the Ray job ({error})")
+    return 143
+
+
+def submit_once(api: RayJobsAPI, settings: Settings) -> str:
+    submission_id, must_submit = choose_submission(api, settings)
+    if not must_submit:
+        return submission_id
+    # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
+    stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
+                keep_prefix=settings.submission_prefix)
+    try:
+        api.submit(submission_id, settings.job_spec)
+        log(f"submitted {submission_id}")
+    except urllib.error.HTTPError as error:
+        # Another pod of this Job won the race: follow its submission instead of starting a second run.
+        if "already exists" not in error.read().decode(errors="replace"):
+            raise
+        log(f"{submission_id} already exists: re-attaching")
+    return submission_id
+
+
+def run(api: RayJobsAPI, settings: Settings) -> int:
+    wait_for_inputs(settings)
+    wait_for_cluster(api, settings)
+    submission_id = submit_once(api, settings)
     job = follow(api, submission_id, settings.poll_seconds)
     status = job.get("status")
     log(f"{submission_id}: status={status} driver_exit_code={job.get('driver_exit_code')} message={job.get('message')!r}")
     return 0 if status == "SUCCEEDED" else 1
+
+
+def main(argv: list[str]) -> int:
+    settings = Settings.from_env()
+    if "--stop" in argv:
+        return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=10), settings)
+    api = RayJobsAPI(settings.dashboard_url)
+    if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
+        wait_for_cluster(api, settings)
+        return 0
+    if not settings.submission_prefix:
+        log("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
+        return 2
+    kube = KubeJob(os.environ.get("VERL_PPO_NAMESPACE", ""), settings.submission_prefix)
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        return run(api, settings)
+    except Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one decision, even if the kubelet signals again
+        return on_terminate(api, kube, settings)
 
 
 if __name__ == "__main__":

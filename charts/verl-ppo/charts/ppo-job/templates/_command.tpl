@@ -44,7 +44,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "critic.model.path=%s" (default $v.model.path $v.critic.modelPath))
   (printf "critic.ppo_micro_batch_size_per_gpu=%d" (int $v.critic.ppoMicroBatchSizePerGpu))
   (printf "algorithm.kl_ctrl.kl_coef=%v" $v.algorithm.klCoef)
-  (printf "trainer.logger=%s" (toJson $v.trainer.logger))
+  (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger (dig "tensorboard" "enabled" false $v.global))))
   (printf "trainer.project_name=%s" $v.trainer.projectName)
   (printf "trainer.experiment_name=%s" $v.trainer.experimentName)
   "trainer.default_hdfs_dir=null"
@@ -90,6 +90,10 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- $env := dict -}}
 {{- range $name, $value := .Values.runtimeEnv.env }}
 {{- $_ := set $env $name (toString $value) }}
+{{- end }}
+{{- if and (dig "tensorboard" "enabled" false .Values.global) (not (hasKey $env "TENSORBOARD_DIR")) }}
+{{- /* One directory per experiment under the release's: TensorBoard shows each as a run of its own. */}}
+{{- $_ := set $env "TENSORBOARD_DIR" (printf "%s/%s/%s" (include "verl-ppo.tensorboardDir" .) .Values.trainer.projectName .Values.trainer.experimentName) }}
 {{- end }}
 {{- $runtimeEnv := dict "env_vars" $env -}}
 {{- with .Values.runtimeEnv.workingDir }}

@@ -1,14 +1,16 @@
-{{/* Shared by the submitter Job, the helm test pod and the uninstall hook: all run files/submitter.py
-     from the ppo-job ConfigMap. */}}
+{{/* Shared by the submitter Job, the helm test pod, the uninstall hook and the preparation Job: all
+     run a program of files/ from the ppo-job ConfigMap. */}}
 
 {{- define "ppo-job.configMapName" -}}
 {{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "ppo-job") -}}
 {{- end -}}
 
-{{/* image and imagePullPolicy of a submitter container. */}}
+{{/* image and imagePullPolicy of a container; ctx is the chart context, image an image section
+     (empty fields fall back to global.image). */}}
 {{- define "ppo-job.image" -}}
-image: {{ include "verl-ppo.image" (dict "image" .Values.image "global" .Values.global) | quote }}
-imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" (dict "image" .Values.image "global" .Values.global) }}
+{{- $image := dict "image" (.image | default .ctx.Values.image) "global" .ctx.Values.global -}}
+image: {{ include "verl-ppo.image" $image | quote }}
+imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
 {{- end -}}
 
 {{/* The ConfigMap with job.json and submitter.py, mounted read-only at /etc/verl-ppo. */}}
@@ -30,26 +32,47 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" (dict "image" .Values.ima
   value: {{ include "verl-ppo.dashboardURL" . | quote }}
 - name: VERL_PPO_JOB_SPEC
   value: /etc/verl-ppo/job.json
-- name: VERL_PPO_SUBMISSION_PREFIX
-  value: {{ printf "%s-r%d" .Release.Name (int .Release.Revision) | quote }}
+- name: VERL_PPO_SUBMISSION_FAMILY
+  value: {{ include "ppo-job.configMapName" . | quote }}
 - name: VERL_PPO_EXPECTED_GPUS
   value: {{ mul (int .Values.global.gpu.nodes) (int .Values.global.gpu.perNode) | quote }}
 - name: PYTHONUNBUFFERED
   value: "1"
 {{- end -}}
 
-{{/* Pod Security "restricted": the submitter needs python3 and read access to its ConfigMap only. */}}
-{{- define "ppo-job.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 65534
-runAsGroup: 65534
-seccompProfile:
-  type: RuntimeDefault
+{{/* The shared volume at its usual mount path: read-only for the submitter, writable for the preparation Job. */}}
+{{- define "ppo-job.sharedMount" -}}
+- name: shared-data
+  mountPath: {{ .ctx.Values.global.storage.mountPath }}
+  readOnly: {{ .readOnly }}
 {{- end -}}
 
-{{- define "ppo-job.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-capabilities:
-  drop: ["ALL"]
+{{- define "ppo-job.sharedVolume" -}}
+- name: shared-data
+  persistentVolumeClaim:
+    claimName: {{ include "verl-ppo.claimName" . }}
+{{- end -}}
+
+{{/* The run's inputs on the shared volume (JSON list): data files, and each model's config.json.
+     Paths outside the mount (inside the image, a remote URI) are not the submitter's to check. */}}
+{{- define "ppo-job.inputs" -}}
+{{- $mount := printf "%s/" (trimSuffix "/" .Values.global.storage.mountPath) -}}
+{{- $models := uniq (list .Values.model.path (default .Values.model.path .Values.critic.modelPath)) -}}
+{{- $paths := list .Values.data.trainFiles .Values.data.valFiles -}}
+{{- range $models }}{{ $paths = append $paths (printf "%s/config.json" (trimSuffix "/" .)) }}{{ end -}}
+{{- $inputs := list -}}
+{{- range uniq $paths }}{{ if hasPrefix $mount . }}{{ $inputs = append $inputs . }}{{ end }}{{ end -}}
+{{- toJson $inputs -}}
+{{- end -}}
+
+{{/* The Job's name carries a hash of the run (job.json) and of its pod: an upgrade that changes
+     neither keeps the Job and its running Ray job; one that changes either makes a new Job (a Job's
+     pod template is immutable), whose submitter supersedes the old run. */}}
+{{- define "ppo-job.jobName" -}}
+{{- $hash := print (include "ppo-job.jobJson" .) (include "ppo-job.submitterPod" .) | sha256sum | trunc 8 -}}
+{{- printf "%s-%s" (include "ppo-job.configMapName" .) $hash -}}
+{{- end -}}
+
+{{- define "ppo-job.serviceAccountName" -}}
+{{- include "ppo-job.configMapName" . -}}
 {{- end -}}

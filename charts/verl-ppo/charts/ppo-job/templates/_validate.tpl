@@ -40,6 +40,26 @@ after the cluster came up. n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "verl-ppo.validate.fail" (dict "field" "ppo-job.verlVersion" "value" $v.verlVersion "problem" "is not a supported veRL version" "fix" "use 0.3.0.post1, 0.4.1 or 0.9.1") -}}
 {{- end -}}
 {{- include "ppo-job.validateExtraArgs" . -}}
+{{- include "ppo-job.validatePrepare" . -}}
+{{- end -}}
+
+{{/* The preparation Job writes the run's inputs: they must be on the shared volume, its sources named. */}}
+{{- define "ppo-job.validatePrepare" -}}
+{{- $v := .Values -}}
+{{- $p := $v.prepare -}}
+{{- if $p.enabled -}}
+{{- $mount := printf "%s/" (trimSuffix "/" $v.global.storage.mountPath) -}}
+{{- range $field, $path := dict "ppo-job.data.trainFiles" $v.data.trainFiles "ppo-job.data.valFiles" $v.data.valFiles "ppo-job.model.path" $v.model.path -}}
+{{- if not (hasPrefix $mount $path) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" $field "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s or set ppo-job.prepare.enabled=false" $mount)) -}}
+{{- end -}}
+{{- end -}}
+{{- $sourceKey := ternary "localPath" "id" (eq $p.source "local") -}}
+{{- range $part := list "dataset" "model" -}}
+{{- $field := printf "ppo-job.prepare.%s.%s" $part $sourceKey -}}
+{{- include "verl-ppo.validate.required" (dict "field" $field "value" (get (get $p $part) $sourceKey) "fix" (printf "ppo-job.prepare.source is %s, please add --set %s=..." $p.source $field)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* extraArgs: plain key=value, no key the chart already renders, no unsized twin of a per-GPU batch. */}}

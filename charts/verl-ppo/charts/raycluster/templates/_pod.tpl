@@ -77,7 +77,8 @@ spec:
           {{- toYaml $resources | nindent 10 }}
       env:
         - name: PYTHONPATH
-          value: {{ $values.pythonPath | quote }}
+          value: {{ include "raycluster.pythonPath" $ctx | quote }}
+        {{- include "raycluster.observabilityEnv" (dict "ctx" $ctx "role" .role) | indent 8 }}
         {{- with $values.tracing.disabledInstrumentations }}
         - name: OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
           value: {{ . | quote }}
@@ -107,6 +108,7 @@ spec:
           mountPath: /tmp/ray
         - name: shared-data
           mountPath: {{ $global.storage.mountPath | quote }}
+        {{- include "raycluster.tracingHookMount" $ctx | indent 8 }}
         {{- if $values.shm.enabled }}
         - name: dshm
           mountPath: /dev/shm
@@ -117,6 +119,7 @@ spec:
     - name: shared-data
       persistentVolumeClaim:
         claimName: {{ include "verl-ppo.claimName" $ctx }}
+    {{- include "raycluster.tracingHookVolume" $ctx | indent 4 }}
     {{- if $values.shm.enabled }}
     - name: dshm
       emptyDir:

@@ -36,3 +36,13 @@ umbrella chart and each subchart compute the same names.
 {{- define "verl-ppo.componentName" -}}
 {{- printf "%s-%s" (include "verl-ppo.fullname" .ctx) .suffix -}}
 {{- end -}}
+
+{{/* veRL's TENSORBOARD_DIR on the shared volume (the Ray nodes' env); TensorBoard reads it. */}}
+{{- define "verl-ppo.tensorboardDir" -}}
+{{- printf "%s/tensorboard/%s" (trimSuffix "/" .Values.global.storage.mountPath) (include "verl-ppo.fullname" .) -}}
+{{- end -}}
+
+{{/* TensorBoard's Service (observability), also a backend of the dashboard Ingress (raycluster). */}}
+{{- define "verl-ppo.tensorboardServiceName" -}}
+{{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "tensorboard") -}}
+{{- end -}}

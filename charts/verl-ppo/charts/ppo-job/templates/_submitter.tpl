@@ -1,0 +1,68 @@
+{{/* The submitter Job's pod template. Its text is part of the Job's name (ppo-job.jobName), so it
+     holds nothing that depends on that name: the pod learns it from its job-name label. */}}
+{{- define "ppo-job.submitterPod" -}}
+{{- $v := .Values -}}
+{{- $inputs := include "ppo-job.inputs" . | fromJsonArray -}}
+metadata:
+  labels:
+    {{- include "verl-ppo.selectorLabels" (dict "ctx" $ "component" "ppo-job") | nindent 4 }}
+    {{- include "verl-ppo.releasePodLabel" . | nindent 4 }}
+spec:
+  restartPolicy: Never
+  {{- if $v.submitter.stopOnJobDelete }}
+  # A token that may read this one Job: on SIGTERM the submitter tells a deleted Job (stop the run) from an eviction.
+  serviceAccountName: {{ include "ppo-job.serviceAccountName" . }}
+  automountServiceAccountToken: true
+  {{- else }}
+  # The submitter talks HTTP to the Ray head only: no Kubernetes API token.
+  automountServiceAccountToken: false
+  {{- end }}
+  {{- with include "verl-ppo.imagePullSecrets" . }}{{ . | trim | nindent 2 }}{{ end }}
+  securityContext:
+    {{- include "verl-ppo.restrictedPodSecurityContext" (dict) | nindent 4 }}
+  containers:
+    - name: submitter
+      {{- include "ppo-job.image" (dict "ctx" .) | nindent 6 }}
+      command: ["python3", "/etc/verl-ppo/submitter.py"]
+      env:
+        {{- include "ppo-job.submitterEnv" . | nindent 8 }}
+        - name: VERL_PPO_SUBMISSION_PREFIX
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.labels['batch.kubernetes.io/job-name']
+        - name: VERL_PPO_NAMESPACE
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.namespace
+        - name: VERL_PPO_WAIT_TIMEOUT_SECONDS
+          value: {{ $v.submitter.waitTimeoutSeconds | quote }}
+        - name: VERL_PPO_MAX_ATTEMPTS
+          value: {{ $v.submitter.maxAttempts | quote }}
+        - name: VERL_PPO_INPUTS
+          value: {{ toJson $inputs | quote }}
+        - name: VERL_PPO_WAIT_FOR_INPUTS
+          value: {{ $v.prepare.enabled | toString | quote }}
+        - name: VERL_PPO_INPUTS_TIMEOUT_SECONDS
+          value: {{ $v.prepare.timeoutSeconds | quote }}
+      resources:
+        {{- toYaml $v.submitter.resources | nindent 8 }}
+      securityContext:
+        {{- include "verl-ppo.restrictedContainerSecurityContext" (dict) | nindent 8 }}
+      volumeMounts:
+        {{- include "ppo-job.specMount" . | nindent 8 }}
+        {{- if $inputs }}
+        {{- include "ppo-job.sharedMount" (dict "ctx" . "readOnly" true) | nindent 8 }}
+        {{- end }}
+  volumes:
+    {{- include "ppo-job.specVolume" . | nindent 4 }}
+    {{- if $inputs }}
+    {{- include "ppo-job.sharedVolume" . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/* What the submitter sends to the Ray Jobs API (JSON). entrypoint is the exact veRL command line.
+     Nothing per revision in here: an unchanged run keeps its hash, its Job and its Ray job. */}}
+{{- define "ppo-job.jobJson" -}}
+{{- $metadata := dict "release" .Release.Name "checkpointDir" (include "ppo-job.checkpointDir" .) -}}
+{{- dict "entrypoint" (include "ppo-job.entrypoint" .) "runtime_env" (include "ppo-job.runtimeEnv" . | fromJson) "metadata" $metadata | toPrettyJson -}}
+{{- end -}}

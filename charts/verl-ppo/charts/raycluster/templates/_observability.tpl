@@ -1,0 +1,80 @@
+{{/* What observability needs on the Ray pods: the chart's tracing hook (a ConfigMap on PYTHONPATH),
+     the OTLP endpoint it exports to, Grafana / Prometheus for the dashboard's metrics tab (head only),
+     and veRL's TensorBoard directory on the shared volume. */}}
+
+{{- define "raycluster.tracingHookConfigMap" -}}
+{{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "tracing-hook") -}}
+{{- end -}}
+
+{{/* Where the hook module is mounted; it goes on PYTHONPATH after pythonPath, so the image's code wins a name clash. */}}
+{{- define "raycluster.tracingHookDir" -}}/etc/verl-ppo/tracing{{- end -}}
+
+{{- define "raycluster.pythonPath" -}}
+{{- if .Values.tracing.startupHook.enabled -}}
+{{- printf "%s:%s" .Values.pythonPath (include "raycluster.tracingHookDir" .) -}}
+{{- else -}}
+{{- .Values.pythonPath -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Environment of a Ray container. Call with (dict "ctx" $ "role" "head"|"worker"). */}}
+{{- define "raycluster.observabilityEnv" -}}
+{{- $values := .ctx.Values -}}
+{{- $hook := $values.tracing.startupHook -}}
+{{- if and $hook.enabled $hook.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  value: {{ $hook.otlpEndpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+  value: {{ $hook.otlpProtocol | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ include "verl-ppo.clusterName" .ctx | quote }}
+{{- end }}
+{{- if eq .role "head" }}
+{{- range $name, $value := dict "RAY_GRAFANA_HOST" $values.head.dashboardMetrics.grafanaHost "RAY_GRAFANA_IFRAME_HOST" $values.head.dashboardMetrics.grafanaIframeHost "RAY_PROMETHEUS_HOST" $values.head.dashboardMetrics.prometheusHost }}
+{{- with $value }}
+- name: {{ $name }}
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if (dig "tensorboard" "enabled" false $values.global) }}
+- name: TENSORBOARD_DIR
+  value: {{ include "verl-ppo.tensorboardDir" .ctx | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "raycluster.tracingHookMount" -}}
+{{- if .Values.tracing.startupHook.enabled }}
+- name: tracing-hook
+  mountPath: {{ include "raycluster.tracingHookDir" . }}
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "raycluster.tracingHookVolume" -}}
+{{- if .Values.tracing.startupHook.enabled }}
+- name: tracing-hook
+  configMap:
+    name: {{ include "raycluster.tracingHookConfigMap" . }}
+{{- end }}
+{{- end -}}
+
+{{/* The TensorBoard path needs TensorBoard and the dashboard Ingress; an OTLP endpoint needs the hook. */}}
+{{- define "raycluster.validateObservability" -}}
+{{- $path := dig "tensorboard" "ingressPath" "" .Values.global -}}
+{{- if $path -}}
+{{- if not (dig "tensorboard" "enabled" false .Values.global) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard, which is off" "fix" "--set global.tensorboard.enabled=true, or leave ingressPath empty") -}}
+{{- end -}}
+{{- if not .Values.ingress.enabled -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "is a path on the dashboard Ingress, which is off" "fix" "--set raycluster.ingress.enabled=true (with an access control), or leave ingressPath empty") -}}
+{{- end -}}
+{{- if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "is the Ray dashboard's own path (raycluster.ingress.path)" "fix" "use another path, e.g. /tensorboard") -}}
+{{- end -}}
+{{- end -}}
+{{- $hook := .Values.tracing.startupHook -}}
+{{- if and $hook.otlpEndpoint (not $hook.enabled) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "raycluster.tracing.startupHook.otlpEndpoint" "value" $hook.otlpEndpoint "problem" "is used only by the tracing startup hook, which is off" "fix" "--set raycluster.tracing.startupHook.enabled=true, or leave otlpEndpoint empty") -}}
+{{- end -}}
+{{- end -}}

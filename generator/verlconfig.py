@@ -1,0 +1,63 @@
+"""veRL's own configuration, where it is available: compose Hydra overrides with `ppo_trainer`.
+
+The config directory comes from the setup cache (`$VERL_PPO_CACHE/verl-config/<version>`, taken from
+veRL's wheel by scripts/setup.sh) or from an installed veRL of that version. Hydra is optional for
+the generator: without it, or without the config, the check is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAME = "ppo_trainer"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
+
+
+def config_dir(version: str) -> Path | None:
+    """veRL <version>'s `verl/trainer/config`, or None where neither the cache nor an install has it."""
+    cached = cache_dir() / "verl-config" / version / "verl" / "trainer" / "config"
+    if cached.is_dir():
+        return cached
+    try:
+        if importlib.metadata.version("verl") != version:
+            return None
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    spec = importlib.util.find_spec("verl")
+    if spec is None or spec.origin is None:
+        return None
+    installed = Path(spec.origin).parent / "trainer" / "config"
+    return installed if installed.is_dir() else None
+
+
+def hydra_available() -> bool:
+    return importlib.util.find_spec("hydra") is not None
+
+
+def compose(directory: Path, overrides: list[str]) -> Any:
+    """The composed config; raises hydra.errors.ConfigCompositionException for an unknown key or bad value."""
+    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(directory), version_base=None):
+        return hydra_compose(config_name=CONFIG_NAME, overrides=overrides)
+
+
+def rejected_override(directory: Path, override: str) -> str | None:
+    """Why veRL's config rejects this one override (Hydra's first line), or None where it composes."""
+    from hydra.errors import ConfigCompositionException
+
+    try:
+        compose(directory, [override])
+    except ConfigCompositionException as error:
+        cause = error.__cause__ or error
+        return str(cause).strip().splitlines()[0]
+    return None

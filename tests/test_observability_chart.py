@@ -1,0 +1,218 @@
+"""Tier 5 (chart side): PodMonitor settings, one Grafana dashboard ConfigMap per Ray dashboard (the pinned
+Ray's generator output, unchanged since generation), the tracing hook on every Ray node, the head's Grafana
+env, and TensorBoard (Pod Security "restricted", veRL's logger, the Ingress path); bad combinations fail in
+Helm and in `generator check` alike."""
+
+import json
+
+import pytest
+import yaml
+
+from generator import dashboards as generator_dashboards
+from generator.cli import main as generator_main
+from support import helm as helm_cli
+from support.tools import ROOT
+from test_bad_input import Case, named, values_file
+
+CHART = ROOT / "charts" / "verl-ppo"
+OBSERVABILITY = CHART / "ci" / "observability-values.yaml"
+HOOK_FILE = CHART / "charts" / "raycluster" / "files" / "verl_ppo_tracing.py"
+MiB = 1024 * 1024
+
+
+def render(helm, validator, *args, **kwargs) -> list[dict]:
+    result = helm_cli.template(helm, *args, **kwargs)
+    assert result.returncode == 0, result.output
+    documents = result.documents()
+    problems = [error for doc in documents for error in validator.errors(doc)]
+    assert problems == [], "\n".join(problems)
+    return documents
+
+
+def of_kind(documents: list[dict], kind: str) -> list[dict]:
+    return [d for d in documents if d["kind"] == kind]
+
+
+def ray_containers(documents: list[dict]) -> dict[str, dict]:
+    cluster = of_kind(documents, "RayCluster")[0]["spec"]
+    return {"head": cluster["headGroupSpec"]["template"], "worker": cluster["workerGroupSpecs"][0]["template"]}
+
+
+def env_of(pod_template: dict) -> dict[str, str]:
+    return {e["name"]: e.get("value") for e in pod_template["spec"]["containers"][0]["env"]}
+
+
+def test_dashboards_are_the_pinned_rays_generator_output():
+    generated = generator_dashboards.generate()
+    for name, text in generated.items():
+        path = generator_dashboards.dashboard_path(name)
+        assert path.read_text() == text, f"{path} is stale or edited: run python -m generator dashboards"
+    assert set(generated) >= {"default", "data", "train"}
+
+
+def test_one_config_map_per_dashboard_for_the_grafana_sidecar(helm, validator):
+    maps = {m["metadata"]["name"]: m for m in of_kind(render(helm, validator), "ConfigMap")
+            if m["metadata"]["labels"].get("grafana_dashboard") == "1"}
+    assert sorted(maps) == ["verl-ppo-dashboard-data", "verl-ppo-dashboard-default", "verl-ppo-dashboard-train"]
+    for name, config_map in maps.items():
+        assert config_map["metadata"]["annotations"] == {"grafana_folder": "Ray"}
+        (key, text), = config_map["data"].items()
+        board = json.loads(text)
+        shipped = name.removeprefix("verl-ppo-dashboard-")
+        assert key == f"ray-{shipped}-dashboard.json"
+        assert board == json.loads(generator_dashboards.dashboard_path(shipped).read_text())
+        assert any(v["name"] == "datasource" for v in board["templating"]["list"])
+        assert all(panel.get("datasource") == "${datasource}" for panel in board["panels"] if panel.get("targets"))
+        size = len(yaml.safe_dump(config_map).encode())
+        assert size < MiB, f"{name}: {size} bytes"
+
+
+def test_dashboard_label_folder_and_selection_are_settable(helm, validator):
+    documents = render(helm, validator, "-f", str(OBSERVABILITY))
+    maps = [m for m in of_kind(documents, "ConfigMap") if "grafana_dashboard_ray" in m["metadata"]["labels"]]
+    assert len(maps) == 6 and all(m["metadata"]["labels"]["grafana_dashboard_ray"] == "true" for m in maps)
+    assert {m["metadata"]["annotations"]["grafana_folder"] for m in maps} == {"Ray clusters"}
+    assert "verl-ppo-dashboard-serve-deployment" in {m["metadata"]["name"] for m in maps}
+    bare = render(helm, validator, "--set", "observability.dashboards.folderAnnotation=")
+    assert all("annotations" not in m["metadata"] for m in of_kind(bare, "ConfigMap")
+               if "grafana_dashboard" in m["metadata"]["labels"])
+    off = render(helm, validator, "--set", "observability.dashboards.enabled=false")
+    assert not [m for m in of_kind(off, "ConfigMap") if "grafana_dashboard" in m["metadata"]["labels"]]
+
+
+def test_pod_monitor_settings_reach_every_endpoint(helm, validator):
+    monitors = of_kind(render(helm, validator, "-f", str(OBSERVABILITY)), "PodMonitor")
+    assert len(monitors) == 2
+    for monitor in monitors:
+        assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        assert monitor["spec"]["namespaceSelector"] == {"any": True}
+        for endpoint in monitor["spec"]["podMetricsEndpoints"]:
+            assert endpoint["interval"] == "15s" and endpoint["scrapeTimeout"] == "10s"
+            assert endpoint["relabelings"][0]["targetLabel"] == "ray_io_cluster"
+            assert endpoint["relabelings"][1] == {"action": "replace", "targetLabel": "team",
+                                                  "replacement": "post-training"}
+            assert endpoint["metricRelabelings"][0]["regex"] == "ray_grpc_.*"
+    default = of_kind(render(helm, validator), "PodMonitor")[0]
+    assert default["spec"]["namespaceSelector"] == {"matchNames": ["training"]}
+
+
+def test_pod_monitors_auto_true_false(helm):
+    assert "kind: PodMonitor" not in helm_cli.template(helm, monitoring=False).stdout
+    forced = helm_cli.template(helm, "--set", "observability.podMonitor.enabled=true", monitoring=False)
+    assert forced.returncode != 0
+    assert "observability.podMonitor.enabled" in forced.output and "monitoring.coreos.com/v1" in forced.output
+    assert "kind: PodMonitor" not in helm_cli.template(helm, "--set", "observability.podMonitor.enabled=false").stdout
+
+
+def test_tracing_hook_is_mounted_on_every_ray_node(helm, validator):
+    documents = render(helm, validator, "-f", str(OBSERVABILITY))
+    hook_map = next(m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"] == "verl-ppo-tracing-hook")
+    assert hook_map["data"]["verl_ppo_tracing.py"] == HOOK_FILE.read_text().rstrip("\n")
+    cluster = of_kind(documents, "RayCluster")[0]
+    assert cluster["spec"]["headGroupSpec"]["rayStartParams"]["tracing-startup-hook"] == "verl_ppo_tracing:setup_tracing"
+    for role, template in ray_containers(documents).items():
+        env = env_of(template)
+        mount = next(m for m in template["spec"]["containers"][0]["volumeMounts"] if m["name"] == "tracing-hook")
+        assert env["PYTHONPATH"] == f"/workspace/verl:{mount['mountPath']}", role
+        assert {"name": "tracing-hook", "configMap": {"name": "verl-ppo-tracing-hook"}} in template["spec"]["volumes"]
+        assert env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] == "http://otel-collector.monitoring:4318/v1/traces"
+        assert env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] == "http/protobuf" and env["OTEL_SERVICE_NAME"] == "verl-ppo"
+        assert env["OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"] == "system_metrics"
+        assert template["metadata"]["annotations"]["instrumentation.apmplus.volcengine.com/inject-python"] == "true"
+
+
+def test_tracing_switches_turn_each_part_off(helm, validator):
+    documents = render(helm, validator, "--set", "raycluster.tracing.startupHook.enabled=false", "--set",
+                       "raycluster.tracing.apmplusInject=false", "--set", "raycluster.tracing.disabledInstrumentations=")
+    assert not [m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"].endswith("tracing-hook")]
+    assert "tracing-startup-hook" not in of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["rayStartParams"]
+    for template in ray_containers(documents).values():
+        env = env_of(template)
+        assert env["PYTHONPATH"] == "/workspace/verl"
+        assert not [name for name in env if name.startswith("OTEL_")]
+        assert "instrumentation.apmplus.volcengine.com/inject-python" not in template["metadata"].get("annotations", {})
+        assert "tracing-hook" not in {v["name"] for v in template["spec"]["volumes"]}
+
+
+def test_head_env_embeds_grafana_in_the_ray_dashboard(helm, validator):
+    containers = ray_containers(render(helm, validator, "-f", str(OBSERVABILITY)))
+    head = env_of(containers["head"])
+    assert head["RAY_GRAFANA_HOST"] == "http://kube-prometheus-stack-grafana.monitoring"
+    assert head["RAY_GRAFANA_IFRAME_HOST"] == "https://grafana.example.com"
+    assert head["RAY_PROMETHEUS_HOST"] == "http://kube-prometheus-stack-prometheus.monitoring:9090"
+    assert not [name for name in env_of(containers["worker"]) if name.startswith("RAY_GRAFANA")]
+    assert "RAY_GRAFANA_HOST" not in env_of(ray_containers(render(helm, validator))["head"])
+
+
+def assert_restricted(pod_spec: dict) -> None:
+    """Pod Security Standard "restricted" (the fields a Deployment's pod can get wrong)."""
+    pod_context = pod_spec.get("securityContext", {})
+    assert pod_context["seccompProfile"]["type"] == "RuntimeDefault"
+    assert not pod_spec.get("hostNetwork") and not pod_spec.get("hostPID") and not pod_spec.get("hostIPC")
+    assert all(set(volume) - {"name"} <= {"configMap", "emptyDir", "persistentVolumeClaim", "secret", "projected",
+                                          "downwardAPI", "csi", "ephemeral"} for volume in pod_spec["volumes"])
+    for container in pod_spec["containers"]:
+        context = container["securityContext"]
+        assert context.get("runAsNonRoot", pod_context.get("runAsNonRoot")) is True
+        assert context["allowPrivilegeEscalation"] is False and not context.get("privileged")
+        assert context["capabilities"]["drop"] == ["ALL"] and not context["capabilities"].get("add")
+
+
+def test_tensorboard_reads_the_runs_directory_and_is_restricted(helm, validator):
+    args = ("--set", "global.tensorboard.enabled=true")
+    documents = render(helm, validator, *args)
+    deployment, = of_kind(documents, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    assert_restricted(pod)
+    container = pod["containers"][0]
+    cluster_image = of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
+    assert container["image"] == cluster_image
+    logdir = next(a for a in container["args"] if a.startswith("--logdir=")).removeprefix("--logdir=")
+    for template in ray_containers(documents).values():
+        assert env_of(template)["TENSORBOARD_DIR"] == logdir == "/data/tensorboard/verl-ppo"
+    service, = [s for s in of_kind(documents, "Service") if s["metadata"]["name"] == "verl-ppo-tensorboard"]
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    assert "trainer.logger=[\\\"console\\\",\\\"tensorboard\\\"]" in helm_cli.template(helm, *args).stdout
+    assert "trainer.logger=[\\\"console\\\"]" in helm_cli.template(helm).stdout
+    assert not of_kind(render(helm, validator), "Deployment")
+
+
+def test_tensorboard_behind_the_dashboard_ingress(helm, validator):
+    documents = render(helm, validator, "-f", str(OBSERVABILITY))
+    ingress, = of_kind(documents, "Ingress")
+    paths = {p["path"]: p["backend"]["service"] for p in ingress["spec"]["rules"][0]["http"]["paths"]}
+    assert paths["/tensorboard"] == {"name": "verl-ppo-tensorboard", "port": {"number": 6006}}
+    container = of_kind(documents, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]
+    assert "--path_prefix=/tensorboard" in container["args"]
+    assert container["image"] == "tensorflow/tensorflow:2.17.0"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/tensorboard/"
+
+
+CASES = [
+    Case("tensorboard-path-without-tensorboard", {"global": {"tensorboard": {"ingressPath": "/tb"}}},
+         "global.tensorboard.ingressPath"),
+    Case("tensorboard-path-without-ingress", {"global": {"tensorboard": {"enabled": True, "ingressPath": "/tb"}}},
+         "global.tensorboard.ingressPath"),
+    Case("tensorboard-path-is-the-dashboards",
+         {"global": {"tensorboard": {"enabled": True, "ingressPath": "/"}},
+          "raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}}, "global.tensorboard.ingressPath"),
+    Case("otlp-endpoint-without-hook",
+         {"raycluster": {"tracing": {"startupHook": {"enabled": False, "otlpEndpoint": "http://c:4318/v1/traces"}}}},
+         "raycluster.tracing.startupHook.otlpEndpoint"),
+    Case("otlp-protocol-unknown", {"raycluster": {"tracing": {"startupHook": {"otlpProtocol": "http/json"}}}},
+         "raycluster.tracing.startupHook.otlpProtocol"),
+    Case("unknown-dashboard", {"observability": {"dashboards": {"include": ["default", "serving"]}}},
+         "observability.dashboards.include"),
+    Case("grafana-host-not-a-url", {"raycluster": {"head": {"dashboardMetrics": {"grafanaHost": "grafana:3000"}}}},
+         "raycluster.head.dashboardMetrics.grafanaHost"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_bad_observability_values_fail_in_helm_and_generator(helm, tmp_path, capsys, case):
+    path = values_file(tmp_path, case)
+    result = helm_cli.template(helm, "-f", str(path))
+    assert result.returncode != 0 and named(result.output, case), result.output
+    assert generator_main(["check", str(path)]) == 1
+    output = capsys.readouterr().out
+    assert named(output, case), output
