@@ -8,7 +8,7 @@ bench: the same with a model of Qwen2.5-0.5B's shape, once with the generated H2
 with the seed's parameters: seconds per step, tokens per second and peak GPU memory of each.
 
 Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
-Usage: python3 gpu/proof.py {smoke,bench,all} [--runs NAME ...] [--out DIR]
+Usage: python3 gpu/proof.py {smoke,bench,sizing,all} [--runs NAME ...] [--out DIR] [--timeout S]
 """
 
 from __future__ import annotations
@@ -184,7 +184,11 @@ def checkpoint_listing(directory: str) -> list[str]:
 def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) -> dict:
     """Means over the steady steps: not the first (warm-up) nor the last (validation and checkpoint)."""
     steady = [steps[n] for n in sorted(steps) if 1 < n < run["steps"]] or list(steps.values())
-    mean = lambda key: round(statistics.mean(s[key] for s in steady), 3) if steady and all(key in s for s in steady) else None  # noqa: E731
+
+    def mean(key: str) -> float | None:
+        values = [step[key] for step in steady if key in step]
+        return round(statistics.mean(values), 3) if values and len(values) == len(steady) else None
+
     seconds = mean("perf/time_per_step")
     tokens = mean("perf/total_num_tokens")
     return {
@@ -247,7 +251,10 @@ def compare(results: dict[str, dict]) -> dict | None:
     generated, seed = results.get("bench-generated"), results.get("bench-seed")
     if not generated or not seed or not generated["seconds_per_step"] or not seed["seconds_per_step"]:
         return None
-    ratio = lambda key: round(generated[key] / seed[key], 3) if generated.get(key) and seed.get(key) else None  # noqa: E731
+
+    def ratio(key: str) -> float | None:
+        return round(generated[key] / seed[key], 3) if generated.get(key) and seed.get(key) else None
+
     return {
         "speedup_seconds_per_step": round(seed["seconds_per_step"] / generated["seconds_per_step"], 3),
         "tokens_per_second_ratio": ratio("tokens_per_second"),

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make gpu-smoke / make gpu-bench: the GPU proof on a machine with NVIDIA GPUs, Python 3.12 and torch,
 # with the bundle .gpu/ (wheels and rendered runs) made by `make gpu-wheels` where PyPI and Helm are.
-# Usage: bash gpu/run.sh {smoke,bench,all} [proof.py options]
+# Usage: bash gpu/run.sh {smoke,bench,sizing,all} [gpu/proof.py options]
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+[ $# -ge 1 ] || { echo "usage: bash gpu/run.sh {smoke,bench,sizing,all} [gpu/proof.py options]" >&2; exit 2; }
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   echo "gpu: no NVIDIA GPU here (nvidia-smi lists none). The GPU proof runs only on a GPU machine:" >&2
   echo "     run 'make gpu-wheels' where PyPI is reachable, copy the checkout with .gpu/ there, then 'make gpu-$1'." >&2
