@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs dashboards check lint demo demo-render demo-down test bench-submit
+.PHONY: setup values schema docs dashboards check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
 
@@ -48,3 +48,17 @@ test: setup  ## all tests
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
 	$(PYTHON) -m benchmarks.submit_overhead
+
+# GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
+# gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.
+GPU_COUNTS ?= 1 2
+
+gpu-wheels: setup  ## (where PyPI is) carry-ready wheels and the chart's rendered runs into .gpu/
+	bash gpu/wheels.sh
+	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS)
+
+gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
+	bash gpu/run.sh smoke
+
+gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model
+	bash gpu/run.sh bench

@@ -96,21 +96,35 @@ def normalized_mini_batch(run: RunShape, total_gpus: int) -> int:
     return run.ppo_mini_batch_size * run.responses_per_prompt // total_gpus
 
 
-def micro_batch(shape: GpuShape, model: ModelProfile, run: RunShape, total_gpus: int) -> int:
-    """Activation memory grows with micro batch x sequence length x model width: scale the guide's 4
-    by GPU memory, sequence length and model size, round down to a power of two, and keep it a
-    divisor of the per-GPU mini batch (veRL asserts that)."""
+def memory_micro_batch(shape: GpuShape, model: ModelProfile, run: RunShape) -> int:
+    """What activation memory allows: activations grow with micro batch x sequence length x model width,
+    so scale the guide's 4 by GPU memory, sequence length and model size, down to a power of two."""
     scale = (
         (shape.gpu_memory_gib / REFERENCE_GPU_MEMORY_GIB)
         * (REFERENCE_SEQUENCE_LENGTH / run.sequence_length)
         * min(1.0, 0.5 / model.params_billion)
     )
-    by_memory = floor_power_of_two(max(1.0, REFERENCE_MICRO_BATCH * scale))
+    return min(floor_power_of_two(max(1.0, REFERENCE_MICRO_BATCH * scale)), MAX_MICRO_BATCH)
+
+
+def micro_batch(by_memory: int, run: RunShape, total_gpus: int) -> int:
+    """The training micro batch: what memory allows, kept a divisor of the per-GPU mini batch (veRL
+    asserts that). On large GPUs the mini batch is the limit: 64 over 8 GPUs caps it at 8."""
     per_gpu = normalized_mini_batch(run, total_gpus)
-    micro = min(by_memory, MAX_MICRO_BATCH, max(1, per_gpu))
+    micro = min(by_memory, max(1, per_gpu))
     while per_gpu % micro:
         micro //= 2
     return max(1, micro)
+
+
+def log_prob_micro_batches(by_memory: int, run: RunShape, total_gpus: int) -> tuple[int, int]:
+    """Micro batches of the forward-only passes (the rollout's old log-probs, the reference model's).
+    They split the whole per-GPU batch, not a mini batch, so only memory and that batch bound them:
+    twice what memory allows a training micro batch for the rollout's (no activations are kept for a
+    backward pass), and that size for the reference's. Measured on H200 (docs/gpu-proof.md): 32 and 16
+    ran the reference pass 1.66x faster than 8, at 31% of the GPU's memory at peak."""
+    per_gpu_batch = max(1, run.train_batch_size * run.responses_per_prompt // total_gpus)
+    return min(2 * by_memory, MAX_MICRO_BATCH, per_gpu_batch), min(by_memory, per_gpu_batch)
 
 
 def offload(shape: GpuShape, model: ModelProfile, total_gpus: int) -> tuple[bool, bool]:
@@ -131,7 +145,9 @@ def token_budget(micro: int, run: RunShape) -> tuple[int, int]:
 def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     total_gpus = run.nodes * shape.gpus_per_node
     cpu, memory = pod_resources(shape, run.resource_share)
-    micro = micro_batch(shape, model, run, total_gpus)
+    by_memory = memory_micro_batch(shape, model, run)
+    micro = micro_batch(by_memory, run, total_gpus)
+    log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
     param_offload, optimizer_offload = offload(shape, model, total_gpus)
     actor_tokens, critic_tokens = token_budget(micro, run)
     return Sizing(
@@ -140,10 +156,8 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
         tensor_parallel=tensor_parallel(shape, model),
         rollout_memory_fraction=rollout_memory_fraction(shape),
         micro_batch=micro,
-        # Log-probs are forward only: twice the training micro batch fits.
-        log_prob_micro_batch=2 * micro,
-        # The reference model shares the GPU with actor and rollout: keep it at the training size.
-        ref_log_prob_micro_batch=micro,
+        log_prob_micro_batch=log_prob_micro,
+        ref_log_prob_micro_batch=ref_log_prob_micro,
         critic_micro_batch=micro,
         actor_token_budget=actor_tokens,
         critic_token_budget=critic_tokens,

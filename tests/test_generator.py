@@ -57,6 +57,16 @@ def test_sizing_scales_with_gpu_memory_and_model_size():
     assert a10.micro_batch == 1
 
 
+def test_log_prob_micro_batches_follow_memory_not_the_mini_batch():
+    """The H200 profile measured in docs/gpu-proof.md: training micro batch 8 (64 / 8 GPUs), forward-only
+    passes at what memory allows (reference 16, rollout log-probs 32), never over the per-GPU batch."""
+    h200 = CATALOG.shapes["h200-141g-x8"]
+    sizing = size(h200, MODEL, RunShape(nodes=1))
+    assert (sizing.micro_batch, sizing.log_prob_micro_batch, sizing.ref_log_prob_micro_batch) == (8, 32, 16)
+    wide = size(h200, MODEL, RunShape(nodes=16))  # 128 GPUs: 2 samples of a 256 batch per GPU
+    assert (wide.micro_batch, wide.log_prob_micro_batch, wide.ref_log_prob_micro_batch) == (1, 2, 2)
+
+
 @pytest.mark.parametrize("shape_name", sorted(CATALOG.shapes))
 def test_micro_batch_always_divides_the_per_gpu_mini_batch(shape_name):
     shape = CATALOG.shapes[shape_name]

@@ -1,0 +1,301 @@
+"""The GPU proof, on a machine with NVIDIA GPUs (gpu/run.sh installs the carried wheels first).
+
+smoke: synthetic GSM8K rows and a tiny random Qwen2 go onto a local "shared volume" through the
+chart's own prepare.py; a real Ray head starts with the machine's GPUs; the submitter the chart ships
+submits the veRL command the chart rendered (gpu/render_jobs.py) through Ray's Jobs API and follows
+it; the proof then checks the checkpoint in the directory the chart names.
+bench: the same with a model of Qwen2.5-0.5B's shape, once with the generated H200 profile and once
+with the seed's parameters: seconds per step, tokens per second and peak GPU memory of each.
+
+Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
+Usage: python3 gpu/proof.py {smoke,bench,sizing,all} [--runs NAME ...] [--out DIR] [--timeout S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUNDLE = Path(os.environ.get("GPU_BUNDLE", HERE.parent / ".gpu"))
+WORK = Path(os.environ.get("GPU_WORK", "/tmp/verl-ppo-gpu"))
+DASHBOARD_PORT = 8265
+MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"]}
+MODES["all"] = MODES["smoke"] + MODES["bench"]
+MODES["sizing"] = ["bench-micro16"]
+TRAIN_ROWS, TEST_ROWS = 512, 64
+STEP_LINE = re.compile(r"step:(\d+) - (.*)")
+
+
+def say(message: str) -> None:
+    print(f"[gpu-proof {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def gpu_count() -> int:
+    """GPUs nvidia-smi lists; 0 where there is no NVIDIA driver."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return sum(line.startswith("GPU ") for line in listing.stdout.splitlines()) if listing.returncode == 0 else 0
+
+
+def gpu_memory_used_mib() -> list[int]:
+    query = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                           capture_output=True, text=True)
+    return [int(value) for value in query.stdout.split()] if query.returncode == 0 else []
+
+
+class PeakMemory:
+    """Samples every GPU's used memory once a second while a run goes on; keeps the maximum of each."""
+
+    def __init__(self) -> None:
+        self.peak: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            used = gpu_memory_used_mib()
+            self.peak = [max(pair) for pair in zip(self.peak, used)] if self.peak else used
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def load_runs(names: list[str], gpus: int) -> list[dict]:
+    runs = []
+    for name in names:
+        folder = BUNDLE / "jobs" / f"{name}-{gpus}gpu"
+        if not (folder / "run.json").exists():
+            sys.exit(f"gpu: no rendered run {folder.name} in {BUNDLE}/jobs: render it where Helm is with "
+                     f"`python3 gpu/render_jobs.py --gpus {gpus}` (make gpu-wheels does) and copy .gpu/ here")
+        runs.append({**json.loads((folder / "run.json").read_text()), "folder": str(folder)})
+    return runs
+
+
+def prepare_inputs(runs: list[dict]) -> dict[str, float]:
+    """Data and models onto the volume through the chart's prepare.py (which skips what is there)."""
+    timings = {}
+    prepare = [sys.executable, str(BUNDLE / "prepare.py"), "--source", "local"]
+    mount = runs[0]["mount_path"]
+    start = time.time()
+    subprocess.run([sys.executable, str(HERE / "synth_gsm8k.py"), str(WORK / "gsm8k"), str(TRAIN_ROWS),
+                    str(TEST_ROWS)], check=True)
+    subprocess.run(prepare + ["--dataset-local-path", str(WORK / "gsm8k"),
+                              "--train-file", f"{mount}/data/gsm8k/train.parquet",
+                              "--val-file", f"{mount}/data/gsm8k/test.parquet"], check=True)
+    timings["data_s"] = round(time.time() - start, 1)
+    for size, target in sorted({(run["model_size"], run["model_path"]) for run in runs}):
+        start = time.time()
+        built = WORK / "built" / size
+        if not (built / "config.json").exists():
+            subprocess.run([sys.executable, str(HERE / "build_model.py"), size, str(built)], check=True)
+        subprocess.run(prepare + ["--model-local-path", str(built), "--model-path", target], check=True)
+        timings[f"model_{size}_s"] = round(time.time() - start, 1)
+    return timings
+
+
+class RayHead:
+    """A real local Ray head with the machine's GPUs and the dashboard (the Jobs API the submitter speaks).
+    Should the dashboard not come up, the head is started again without it and runs go straight to it."""
+
+    def __init__(self, gpus: int) -> None:
+        self.gpus = gpus
+        self.url = f"http://127.0.0.1:{DASHBOARD_PORT}"
+        self.cli = [sys.executable, "-m", "ray.scripts.scripts"]
+        self.jobs_api = True
+
+    def start(self, dashboard: bool) -> bool:
+        return subprocess.run(self.cli + ["start", "--head", f"--num-gpus={self.gpus}", "--disable-usage-stats",
+                                          f"--include-dashboard={str(dashboard).lower()}", "--dashboard-host=127.0.0.1",
+                                          f"--dashboard-port={DASHBOARD_PORT}"]).returncode == 0
+
+    def dashboard_answers(self, seconds: float) -> bool:
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/api/version", timeout=5) as answer:
+                    say(f"Ray dashboard answers: {json.load(answer)}")
+                    return True
+            except OSError:
+                time.sleep(1)
+        return False
+
+    def __enter__(self) -> "RayHead":
+        start = time.time()
+        if not (self.start(dashboard=True) and self.dashboard_answers(90)):
+            say("Ray's dashboard did not come up: runs go to the head without the submitter (see ray-logs)")
+            self.__exit__()
+            self.jobs_api = False
+            if not self.start(dashboard=False):
+                raise SystemExit("gpu: the Ray head did not start")
+        say(f"Ray head up in {time.time() - start:.0f} s")
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        subprocess.run(self.cli + ["stop", "--force"], capture_output=True)
+
+    def stop_jobs(self) -> None:
+        """Stops what a run left active (after a timeout), so the next run gets the GPUs."""
+        if not self.jobs_api:
+            return
+        with urllib.request.urlopen(self.url + "/api/jobs/", timeout=10) as answer:
+            for job in json.load(answer):
+                if job.get("status") in ("PENDING", "RUNNING"):
+                    request = urllib.request.Request(f"{self.url}/api/jobs/{job['submission_id']}/stop", method="POST")
+                    urllib.request.urlopen(request, timeout=10).close()
+
+
+def step_metrics(log_text: str) -> dict[int, dict[str, float]]:
+    """veRL's console logger prints one 'step:N - key:value - ...' line per PPO step."""
+    steps = {}
+    for match in STEP_LINE.finditer(log_text):
+        metrics = {}
+        for pair in match.group(2).split(" - "):
+            key, _, value = pair.rpartition(":")
+            try:
+                metrics[key.strip()] = float(value)
+            except ValueError:
+                continue
+        steps[int(match.group(1))] = metrics
+    return steps
+
+
+def checkpoint_listing(directory: str) -> list[str]:
+    root = Path(directory)
+    return sorted(f"{path.relative_to(root)} {path.stat().st_size}" for path in root.rglob("*") if path.is_file())
+
+
+def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) -> dict:
+    """Means over the steady steps: not the first (warm-up) nor the last (validation and checkpoint)."""
+    steady = [steps[n] for n in sorted(steps) if 1 < n < run["steps"]] or list(steps.values())
+
+    def mean(key: str) -> float | None:
+        values = [step[key] for step in steady if key in step]
+        return round(statistics.mean(values), 3) if values and len(values) == len(steady) else None
+
+    seconds = mean("perf/time_per_step")
+    tokens = mean("perf/total_num_tokens")
+    return {
+        "steps_logged": sorted(steps), "steady_steps": len(steady),
+        "seconds_per_step": seconds,
+        "tokens_per_step": tokens,
+        "tokens_per_second": round(tokens / seconds, 1) if seconds and tokens else None,
+        "tokens_per_second_per_gpu": mean("perf/throughput"),
+        "timing_s": {name: mean(f"timing_s/{name}") for name in
+                     ("gen", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor")},
+        "torch_max_allocated_gib": max((s.get("perf/max_memory_allocated_gb", 0) for s in steps.values()), default=None),
+        "torch_max_reserved_gib": max((s.get("perf/max_memory_reserved_gb", 0) for s in steps.values()), default=None),
+        "nvidia_smi_peak_mib": peak,
+        "response_length_mean": mean("response_length/mean"),
+    }
+
+
+def run_job(run: dict, head: RayHead, out: Path, timeout: float) -> dict:
+    """Runs the chart's submitter with the chart's Job environment, pointed at the local head."""
+    folder = Path(run["folder"])
+    spec = json.loads((folder / "job.json").read_text())
+    if head.jobs_api:
+        env = {**os.environ, **run["env"], "RAY_DASHBOARD_URL": head.url, "VERL_PPO_JOB_SPEC": str(folder / "job.json")}
+        command = [sys.executable, str(folder / "submitter.py")] + run["submitter_command"][2:]
+    else:  # the same entrypoint as the driver of a local Ray job
+        env = {**os.environ, **spec["runtime_env"].get("env_vars", {}), "RAY_ADDRESS": "auto"}
+        command = ["bash", "-c", spec["entrypoint"]]
+    log_path = out / f"{run['run']}.log"
+    say(f"{run['run']}: {run['release']} on {run['gpus']} GPU(s), {run['steps']} steps, model {run['model_size']}")
+    start = time.time()
+    with open(log_path, "w") as log, PeakMemory() as memory:
+        try:
+            code = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            code = 124
+            head.stop_jobs()
+    wall = round(time.time() - start, 1)
+    text = log_path.read_text(errors="replace")
+    steps = step_metrics(text)
+    for line in text.splitlines():
+        if "[verl-ppo submitter]" in line or "Traceback" in line or "Error" in line[:200]:
+            print("   ", line[:300])
+    listing = checkpoint_listing(run["checkpoint_dir"]) if Path(run["checkpoint_dir"]).is_dir() else []
+    latest = Path(run["checkpoint_dir"]) / "latest_checkpointed_iteration.txt"
+    result = {
+        "run": run["run"], "release": run["release"], "values_file": run["values_file"], "gpus": run["gpus"],
+        "route": "submitter -> Ray Jobs API" if head.jobs_api else "driver on the Ray head (no dashboard)",
+        "exit_code": code, "wall_s": wall, "entrypoint": spec["entrypoint"],
+        "helm_command": run["helm_command"], "checkpoint_dir": run["checkpoint_dir"],
+        "checkpoint_step": latest.read_text().strip() if latest.exists() else None,
+        "checkpoint_files": listing, **summarize(run, steps, memory.peak),
+    }
+    say(f"{run['run']}: exit {code} in {wall} s; steps {result['steps_logged']}; "
+        f"{result['seconds_per_step']} s/step, {result['tokens_per_second']} tokens/s; "
+        f"checkpoint step {result['checkpoint_step']} ({len(listing)} files in {run['checkpoint_dir']})")
+    return result
+
+
+def compare(results: dict[str, dict]) -> dict | None:
+    generated, seed = results.get("bench-generated"), results.get("bench-seed")
+    if not generated or not seed or not generated["seconds_per_step"] or not seed["seconds_per_step"]:
+        return None
+
+    def ratio(key: str) -> float | None:
+        return round(generated[key] / seed[key], 3) if generated.get(key) and seed.get(key) else None
+
+    return {
+        "speedup_seconds_per_step": round(seed["seconds_per_step"] / generated["seconds_per_step"], 3),
+        "tokens_per_second_ratio": ratio("tokens_per_second"),
+        "torch_max_allocated_ratio": ratio("torch_max_allocated_gib"),
+        "nvidia_smi_peak_ratio": round(max(generated["nvidia_smi_peak_mib"]) / max(seed["nvidia_smi_peak_mib"]), 3)
+        if generated["nvidia_smi_peak_mib"] and seed["nvidia_smi_peak_mib"] else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=sorted(MODES))
+    parser.add_argument("--runs", nargs="+", help="run names instead of the mode's (e.g. bench-seed)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or WORK / "out"))
+    parser.add_argument("--timeout", type=float, default=480, help="seconds one run may take")
+    args = parser.parse_args()
+    gpus = gpu_count()
+    if gpus == 0:
+        sys.exit("gpu: no NVIDIA GPU here (nvidia-smi lists none); the GPU proof runs only on a GPU machine")
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = load_runs(args.runs or MODES[args.mode], gpus)
+    results_path = args.out / "results.json"
+    report = json.loads(results_path.read_text()) if results_path.exists() else {"runs": {}}
+    report.update(date_utc=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), gpus=gpus, gpu=subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+        capture_output=True, text=True).stdout.strip().splitlines())
+    report["prepare"] = prepare_inputs(runs)
+    say(f"inputs ready: {report['prepare']}")
+    failed = False
+    with RayHead(gpus) as head:
+        for run in runs:
+            result = run_job(run, head, args.out, args.timeout)
+            report["runs"][run["run"]] = result
+            report["comparison"] = compare(report["runs"])
+            results_path.write_text(json.dumps(report, indent=2) + "\n")
+            failed |= result["exit_code"] != 0 or result["checkpoint_step"] != str(run["steps"])
+    print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
+                                                   "torch_max_allocated_gib", "nvidia_smi_peak_mib", "checkpoint_step")}
+                      for name, r in report["runs"].items()} | {"comparison": report.get("comparison")}, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
