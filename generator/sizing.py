@@ -6,7 +6,8 @@ rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give bac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from generator.catalog import GpuShape, ModelProfile
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
@@ -40,6 +41,8 @@ class RunShape:
 
 @dataclass(frozen=True)
 class Sizing:
+    train_batch_size: int
+    ppo_mini_batch_size: int
     cpu: str
     memory: str
     tensor_parallel: int
@@ -142,8 +145,22 @@ def token_budget(micro: int, run: RunShape) -> tuple[int, int]:
     return actor, 2 * actor
 
 
+def round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def batches_for(run: RunShape, total_gpus: int) -> RunShape:
+    """The run with train and mini batch raised, where needed, to whole samples on every GPU: veRL
+    asserts batch x n divisible by the GPUs and at least one mini-batch sample per GPU. The guide's
+    256 / 64 stay as they are up to 64 GPUs."""
+    unit = total_gpus // math.gcd(total_gpus, run.responses_per_prompt)  # batch x n divisible by the GPUs
+    return replace(run, train_batch_size=round_up(run.train_batch_size, unit),
+                   ppo_mini_batch_size=round_up(run.ppo_mini_batch_size, unit))
+
+
 def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     total_gpus = run.nodes * shape.gpus_per_node
+    run = batches_for(run, total_gpus)
     cpu, memory = pod_resources(shape, run.resource_share)
     by_memory = memory_micro_batch(shape, model, run)
     micro = micro_batch(by_memory, run, total_gpus)
@@ -151,6 +168,8 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     param_offload, optimizer_offload = offload(shape, model, total_gpus)
     actor_tokens, critic_tokens = token_budget(micro, run)
     return Sizing(
+        train_batch_size=run.train_batch_size,
+        ppo_mini_batch_size=run.ppo_mini_batch_size,
         cpu=cpu,
         memory=memory,
         tensor_parallel=tensor_parallel(shape, model),

@@ -140,3 +140,15 @@ def test_vke_overlay_needs_bucket_and_secret_then_passes_with_every_shape():
         shape = yaml.safe_load((paths.VALUES_DIR / f"{shape_name}.yaml").read_text())
         assert check_values(effective_values([shape, vke, completed])) == []
         assert check_values(effective_values([shape, generic])) == []
+
+
+@pytest.mark.parametrize("nodes", [1, 3, 64])
+@pytest.mark.parametrize("shape_name", sorted(load_catalog().shapes))
+def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes):
+    """Batches grow with the GPUs where the guide's 256 / 64 no longer give every GPU whole samples."""
+    catalog = load_catalog()
+    text = render_shape(catalog.shapes[shape_name], catalog.models["qwen2.5-0.5b"], RunShape(nodes=nodes))
+    values = effective_values([yaml.safe_load(text)])
+    assert [str(f) for f in check_values(values)] == []
+    gpus = values["global"]["gpu"]["nodes"] * values["global"]["gpu"]["perNode"]
+    assert values["ppo-job"]["data"]["trainBatchSize"] >= max(256, gpus)
