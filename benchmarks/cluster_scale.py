@@ -25,12 +25,6 @@ SHAPE = "h800-80g-x8"
 NAMESPACE = RELEASE = "verl-ppo"
 
 
-def batch_for(gpus: int) -> dict:
-    """veRL's batch rules at this size: every GPU gets a whole per-GPU micro batch (8) of each mini batch."""
-    batch = 8 * gpus
-    return {"ppo-job": {"data": {"trainBatchSize": batch}, "actor": {"ppoMiniBatchSize": batch}}}
-
-
 def ray_pods_bound(api, wanted: int) -> bool:
     pods = ray_pods(api, NAMESPACE, RELEASE)
     return len(pods) == wanted and all(p.spec.node_name for p in pods)
@@ -39,10 +33,9 @@ def ray_pods_bound(api, wanted: int) -> bool:
 def run(nodes: int, helm_name: str, work: Path) -> None:
     shape = load_catalog().shapes[SHAPE]
     values = work / f"{SHAPE}-{nodes}.yaml"
+    # The generator sizes the batches for this many GPUs too (whole samples on every GPU).
     values.write_text(render_shape(shape, load_catalog().models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
-    batch = work / "batch.yaml"
-    batch.write_text(yaml.safe_dump(batch_for(nodes * shape.gpus_per_node)))
-    args = ["-f", str(values), "-f", str(batch)]
+    args = ["-f", str(values)]
 
     started = time.monotonic()
     cluster = LocalCluster(work / "cluster", parts(helm_name)).start()

@@ -151,11 +151,11 @@ def round_up(value: int, unit: int) -> int:
 
 def batches_for(run: RunShape, total_gpus: int) -> RunShape:
     """The run with train and mini batch raised, where needed, to whole samples on every GPU: veRL
-    asserts batch x n divisible by the GPUs and at least one mini-batch sample per GPU. The guide's
-    256 / 64 stay as they are up to 64 GPUs."""
+    asserts batch x n divisible by the GPUs and at least one mini-batch sample per GPU; the train batch
+    stays whole mini batches. The guide's 256 / 64 stay as they are where they already divide."""
     unit = total_gpus // math.gcd(total_gpus, run.responses_per_prompt)  # batch x n divisible by the GPUs
-    return replace(run, train_batch_size=round_up(run.train_batch_size, unit),
-                   ppo_mini_batch_size=round_up(run.ppo_mini_batch_size, unit))
+    mini = round_up(run.ppo_mini_batch_size, unit)
+    return replace(run, ppo_mini_batch_size=mini, train_batch_size=round_up(run.train_batch_size, mini))
 
 
 def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:

@@ -152,3 +152,10 @@ def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes):
     assert [str(f) for f in check_values(values)] == []
     gpus = values["global"]["gpu"]["nodes"] * values["global"]["gpu"]["perNode"]
     assert values["ppo-job"]["data"]["trainBatchSize"] >= max(256, gpus)
+
+
+def test_batches_grow_in_whole_mini_batches():
+    catalog = load_catalog()
+    sizing = size(catalog.shapes["h800-80g-x8"], catalog.models["qwen2.5-0.5b"], RunShape(nodes=3))  # 24 GPUs
+    assert (sizing.train_batch_size, sizing.ppo_mini_batch_size) == (288, 72)
+    assert 72 // 24 % sizing.micro_batch == 0
