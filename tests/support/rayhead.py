@@ -77,9 +77,9 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
         f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
         f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
     ]
-    subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
     url = f"http://127.0.0.1:{dashboard}"
-    try:
+    try:  # a `ray start` that fails or times out may leave part of the head running: stopped below too
+        subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
         wait_for("Ray dashboard", lambda: _answers(url + "/api/version"), 60,
                  temp_dir / "session_latest" / "logs" / "dashboard.log", interval=0.5)
         yield url
