@@ -64,7 +64,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--helm", choices=["helm3", "helm4"], default="helm4")
+    parser.add_argument("--work", type=Path, help="directory for the values and the cluster's state under "
+                        "<work>/cluster (default: a temporary one); `python -m tools.localcluster --state "
+                        "<work>/cluster down` stops a cluster a killed run left")
     args = parser.parse_args()
+    if args.work:
+        run(args.nodes, args.helm, args.work)
+        return
     with tempfile.TemporaryDirectory(prefix="cluster-scale-") as work:
         run(args.nodes, args.helm, Path(work))
 
