@@ -31,10 +31,11 @@ def ray_pods_bound(api, wanted: int) -> bool:
 
 
 def run(nodes: int, helm_name: str, work: Path) -> None:
-    shape = load_catalog().shapes[SHAPE]
+    catalog = load_catalog()
+    shape = catalog.shapes[SHAPE]
     values = work / f"{SHAPE}-{nodes}.yaml"
     # The generator sizes the batches for this many GPUs too (whole samples on every GPU).
-    values.write_text(render_shape(shape, load_catalog().models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
+    values.write_text(render_shape(shape, catalog.models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
     args = ["-f", str(values)]
 
     started = time.monotonic()
