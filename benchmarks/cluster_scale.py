@@ -31,10 +31,11 @@ def ray_pods_bound(api, wanted: int) -> bool:
 
 
 def run(nodes: int, helm_name: str, work: Path) -> None:
-    shape = load_catalog().shapes[SHAPE]
+    catalog = load_catalog()
+    shape = catalog.shapes[SHAPE]
     values = work / f"{SHAPE}-{nodes}.yaml"
     # The generator sizes the batches for this many GPUs too (whole samples on every GPU).
-    values.write_text(render_shape(shape, load_catalog().models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
+    values.write_text(render_shape(shape, catalog.models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
     args = ["-f", str(values)]
 
     started = time.monotonic()
@@ -64,7 +65,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--helm", choices=["helm3", "helm4"], default="helm4")
+    parser.add_argument("--work", type=Path, help="directory for the values and the cluster's state under "
+                        "<work>/cluster (default: a temporary one); `python -m tools.localcluster --state "
+                        "<work>/cluster down` stops a cluster a killed run left")
     args = parser.parse_args()
+    if args.work:
+        run(args.nodes, args.helm, args.work)
+        return
     with tempfile.TemporaryDirectory(prefix="cluster-scale-") as work:
         run(args.nodes, args.helm, Path(work))
 

@@ -90,11 +90,22 @@ def effective_values_with_set(values: dict, override: str) -> dict:
     return deep_merge(values, nested)
 
 
+def gpu_memory_item(text: str) -> tuple[str, float]:
+    """One --gpu-memory-gib argument: LABEL_VALUE=GIB, GiB above 0 (as the catalog schema wants it)."""
+    value, equals, gib = text.rpartition("=")
+    try:
+        if value and equals and float(gib) > 0:
+            return value, float(gib)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"'{text}' is not LABEL_VALUE=GIB: give the node type's label value and "
+                                     "the GiB of one of its GPUs, e.g. NVIDIA-A10=24")
+
+
 def cmd_discover(args: argparse.Namespace) -> int:
     """Catalog entries for the cluster's GPU node types (checked against the catalog schema)."""
     try:
-        memory = {value: float(gib) for value, _, gib in (item.rpartition("=") for item in args.gpu_memory_gib or [])}
-        document = discover(read_nodes(args.kubeconfig), load_catalog(), memory)
+        document = discover(read_nodes(args.kubeconfig), load_catalog(), dict(args.gpu_memory_gib or []))
     except (DiscoveryError, ValueError) as error:
         print(f"discover: {error}", file=sys.stderr)
         return 1
@@ -178,7 +189,7 @@ def parser() -> argparse.ArgumentParser:
 
     found = sub.add_parser("discover", help="catalog entries for a cluster's GPU node types (Kubernetes API)")
     found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its service account)")
-    found.add_argument("--gpu-memory-gib", action="append", metavar="LABEL_VALUE=GIB",
+    found.add_argument("--gpu-memory-gib", action="append", type=gpu_memory_item, metavar="LABEL_VALUE=GIB",
                        help="GiB of one GPU for a node type whose labels do not say it")
     found.add_argument("--output", type=Path, help="catalog file to write (default: print)")
     found.set_defaults(func=cmd_discover)

@@ -71,10 +71,12 @@ for version in $VERL_VERSIONS; do
   [ -f "$dest/verl/trainer/config/ppo_trainer.yaml" ] && continue
   tmp=$(mktemp -d)
   python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "verl==$version"
-  mkdir -p "$dest"
   python3 -m zipfile -e "$tmp"/verl-*.whl "$tmp/unpacked"
+  # What an interrupted run left goes first: `cp -r` and `mv` into an existing directory would nest the copy.
+  rm -rf "$dest"
+  mkdir -p "$dest/verl/trainer"
   cp -r "$tmp/unpacked/verl/trainer/config" "$dest/config.tmp"
-  mkdir -p "$dest/verl/trainer" && mv "$dest/config.tmp" "$dest/verl/trainer/config"
+  mv "$dest/config.tmp" "$dest/verl/trainer/config"
   rm -rf "$tmp"
 done
 

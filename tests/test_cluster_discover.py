@@ -54,6 +54,13 @@ def test_gpu_nodes_without_a_type_label_are_named():
         group_gpu_nodes([node])
 
 
+@pytest.mark.parametrize("item", ["24", "NVIDIA-A10=x", "NVIDIA-A10=0", "=24"])
+def test_gpu_memory_gib_wants_label_value_equals_gib(item):
+    run = subprocess.run([sys.executable, "-m", "generator", "discover", "--gpu-memory-gib", item],
+                         capture_output=True, text=True, cwd=paths.ROOT)
+    assert run.returncode == 2 and f"--gpu-memory-gib: '{item}' is not LABEL_VALUE=GIB" in run.stderr, run.stderr
+
+
 @pytest.mark.parametrize("shape_name", ["seed-2gpu", "h20-96g-x8"])
 def test_values_rendered_from_discovery_install(shape_name, discovered, local_cluster, tmp_path):
     shape = CATALOG.shapes[shape_name]

@@ -17,7 +17,7 @@ from kubernetes import client, utils
 from support import helm as helm_cli
 from support.rayhead import ray_head
 from support.tools import helm_binaries
-from support.submitter_run import GPUS, finish, jobs, start_submitter, wait_for_status
+from support.submitter_run import GPUS, finish, jobs, start_submitter, stop, wait_for_status
 
 RBAC_AND_JOB = {"ServiceAccount", "Role", "RoleBinding", "Job"}
 
@@ -61,15 +61,17 @@ def test_sigterm_stops_the_run_only_when_the_job_is_gone(local_cluster, dashboar
     token = service_account_token(local_cluster.api, namespace, f"{release}-ppo-job", tmp_path)
     process = start_submitter(dashboard, tmp_path, job_name, seconds=60, attempts=1,
                               **kube_settings(local_cluster, token, namespace))
-    wait_for_status(dashboard, job_name, "RUNNING")
-
-    batch = client.BatchV1Api(local_cluster.api)
-    if action == "delete":
-        batch.delete_namespaced_job(job_name, namespace, propagation_policy="Background")
-    elif action == "suspend":
-        batch.patch_namespaced_job(job_name, namespace, {"spec": {"suspend": True}})
-    process.send_signal(signal.SIGTERM)
-    code, output = finish(process)
+    try:
+        wait_for_status(dashboard, job_name, "RUNNING")
+        batch = client.BatchV1Api(local_cluster.api)
+        if action == "delete":
+            batch.delete_namespaced_job(job_name, namespace, propagation_policy="Background")
+        elif action == "suspend":
+            batch.patch_namespaced_job(job_name, namespace, {"spec": {"suspend": True}})
+        process.send_signal(signal.SIGTERM)
+        code, output = finish(process)
+    finally:
+        stop(process)
 
     assert code == 143, output
     status = jobs(dashboard, job_name)[0]["status"]

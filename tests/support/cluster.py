@@ -15,7 +15,7 @@ from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
 from tools.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes
 from tools.localcluster.parts import parts
-from tools.localcluster.release import POD_MONITORS, RAY, Helm, prepare, ray_pods, raycluster_ready
+from tools.localcluster.release import POD_MONITORS, RAY, Helm, create_namespace, prepare, raycluster_ready
 
 # Namespace whose Pod Security level is `restricted`: pods are dry-run created there to show they pass it.
 RESTRICTED_NAMESPACE = "pss-restricted"
@@ -60,9 +60,7 @@ def start_test_cluster(state: Path) -> TestCluster:
         cpu_node = create_cpu_node(api)
         every = [cpu_node, *(name for names in nodes.values() for name in names)]
         processes.wait_for("kwok nodes Ready", lambda: ready_nodes(api, every), 120, cluster.log("kwok"))
-        client.CoreV1Api(api).create_namespace({"metadata": {"name": RESTRICTED_NAMESPACE, "labels": {
-            "pod-security.kubernetes.io/enforce": "restricted",
-            "pod-security.kubernetes.io/enforce-version": "latest"}}})
+        create_namespace(api, RESTRICTED_NAMESPACE, enforce="restricted")
         return TestCluster(cluster, api, nodes, cpu_node)
     except BaseException:
         cluster.stop()

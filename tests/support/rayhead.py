@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,16 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+from tools.localcluster.processes import free_port, wait_for
+
 
 # The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no
 # pyenv shim on PATH until a rehash.
 RAY_CLI = [sys.executable, "-m", "ray.scripts.scripts"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -63,6 +58,12 @@ def stop_head(temp_dir: Path, gcs_port: int) -> None:
             time.sleep(0.2)
 
 
+def _answers(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=2) as response:
+        json.load(response)
+    return True
+
+
 @contextmanager
 def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None,
              metrics_port: int | None = None, gcs_port: int | None = None) -> Iterator[str]:
@@ -76,19 +77,11 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
         f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
         f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
     ]
-    subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
     url = f"http://127.0.0.1:{dashboard}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/api/version", timeout=2) as response:
-                    json.load(response)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+    try:  # a `ray start` that fails or times out may leave part of the head running: stopped below too
+        subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
+        wait_for("Ray dashboard", lambda: _answers(url + "/api/version"), 60,
+                 temp_dir / "session_latest" / "logs" / "dashboard.log", interval=0.5)
         yield url
     finally:
         stop_head(temp_dir, gcs_port)

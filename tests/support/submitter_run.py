@@ -50,8 +50,18 @@ def start_submitter(dashboard, tmp_path, prefix, seconds=1.0, code=0, expected_g
 
 
 def finish(process: subprocess.Popen) -> tuple[int, str]:
-    output, _ = process.communicate(timeout=180)
+    try:
+        output, _ = process.communicate(timeout=180)
+    finally:
+        stop(process)
     return process.returncode, output
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Kills a submitter a test leaves behind (on failure, or one still running after 180 s)."""
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
 
 
 def wait_for_status(dashboard, prefix, status, timeout=60) -> dict:

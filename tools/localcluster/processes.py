@@ -25,8 +25,23 @@ def start(state: Path, name: str, command: list[str], env: dict[str, str] | None
     with open(state / "logs" / f"{name}.log", "ab") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env={**os.environ, **(env or {})}, start_new_session=True)
-    (state / "pids" / name).write_text(str(process.pid))
+    (state / "pids" / name).write_text(f"{process.pid} {_started_at(process.pid)}")
     return process
+
+
+def _started_at(pid: int) -> str:
+    """When the process started (/proc/<pid>/stat field 22, clock ticks after boot), "" when it is gone.
+    With the pid it names one process: a pid alone may belong to another one after a reboot."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _recorded(pid_file: Path) -> int | None:
+    """The pid in pid_file while the process it recorded still runs; None once that one is gone."""
+    pid, _, started = pid_file.read_text().partition(" ")
+    return int(pid) if _alive(int(pid)) and _started_at(int(pid)) == started else None
 
 
 def _alive(pid: int) -> bool:
@@ -66,7 +81,9 @@ def stop_all(state: Path, order: list[str]) -> list[str]:
     names = [name for name in order if (pid_dir / name).exists()]
     names += sorted(path.name for path in pid_dir.iterdir() if path.name not in names)
     for name in names:
-        stop_pid(int((pid_dir / name).read_text()))
+        pid = _recorded(pid_dir / name)
+        if pid:
+            stop_pid(pid)
         (pid_dir / name).unlink()
     return names
 
@@ -75,7 +92,7 @@ def running(state: Path) -> dict[str, bool]:
     pid_dir = state / "pids"
     if not pid_dir.is_dir():
         return {}
-    return {path.name: _alive(int(path.read_text())) for path in sorted(pid_dir.iterdir())}
+    return {path.name: _recorded(path) is not None for path in sorted(pid_dir.iterdir())}
 
 
 def wait_for(what: str, ready: Callable[[], bool], timeout: float, log: Path | None = None,
