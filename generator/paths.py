@@ -1,5 +1,7 @@
-"""Where the project's files live, relative to the repository root."""
+"""Where the project's files live, relative to the repository root, and the tool cache of scripts/setup.sh."""
 
+import os
+import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -13,3 +15,14 @@ CATALOG = Path(__file__).resolve().parent / "catalog.yaml"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 VALUES_DIR = ROOT / "values"
 README = ROOT / "README.md"
+VERSIONS_ENV = ROOT / "tools" / "versions.env"
+
+
+def tool_cache() -> Path:
+    """Where scripts/setup.sh keeps what it builds and fetches ($VERL_PPO_CACHE)."""
+    return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
+
+
+def pinned_versions() -> dict[str, str]:
+    """KEY=VALUE lines of tools/versions.env, read with shell quoting rules (as setup.sh sources it)."""
+    return dict(token.split("=", 1) for token in shlex.split(VERSIONS_ENV.read_text(), comments=True))

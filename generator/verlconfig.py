@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
 from pathlib import Path
 from typing import Any
+
+from generator import paths
 
 CONFIG_NAME = "ppo_trainer"
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
+def cached_config_dir(version: str) -> Path:
+    """Where scripts/setup.sh puts veRL <version>'s `verl/trainer/config` (taken from its wheel)."""
+    return paths.tool_cache() / "verl-config" / version / "verl" / "trainer" / "config"
 
 
 def config_dir(version: str) -> Path | None:
     """veRL <version>'s `verl/trainer/config`, or None where neither the cache nor an install has it."""
-    cached = cache_dir() / "verl-config" / version / "verl" / "trainer" / "config"
+    cached = cached_config_dir(version)
     if cached.is_dir():
         return cached
     try:

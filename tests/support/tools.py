@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@lru_cache(maxsize=1)
-def versions() -> dict[str, str]:
-    pinned = {}
-    for line in (ROOT / "tools" / "versions.env").read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            key, _, value = line.partition("=")
-            pinned[key] = value
-    return pinned
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
+from generator.paths import ROOT, pinned_versions as versions, tool_cache as cache_dir  # noqa: F401
+from generator.verlconfig import cached_config_dir
 
 
 def helm_binaries() -> dict[str, Path]:
@@ -44,11 +28,11 @@ def crd_files() -> list[Path]:
 
 
 def verl_versions() -> list[str]:
-    return versions()["VERL_VERSIONS"].strip('"').split()
+    return versions()["VERL_VERSIONS"].split()
 
 
 def verl_config_dir(version: str) -> Path:
-    return cache_dir() / "verl-config" / version / "verl" / "trainer" / "config"
+    return cached_config_dir(version)
 
 
 def prometheus_binaries() -> dict[str, Path]:

@@ -14,7 +14,8 @@ from generator.checks import effective_values
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
 from tools.localcluster.nodes import GPU_TAINT, create_cpu_node, create_nodes, ready_nodes
-from tools.localcluster.parts import ROOT, parts, pinned
+from generator.paths import pinned_versions
+from tools.localcluster.parts import ROOT, parts
 from tools.localcluster.release import CHART, Helm, pod_security_level, prepare, raycluster_ready
 from tools.localcluster.report import release_report
 
@@ -34,7 +35,7 @@ def run_demo(state: Path, values_file: Path, helm_name: str = "helm4") -> int:
     values = effective_values([yaml.safe_load(values_file.read_text()) or {}])
     shape = load_catalog().shapes[values["gpuShape"]["name"]]
     node_count = values["global"]["gpu"]["nodes"]
-    versions = pinned()
+    versions = pinned_versions()
     started = time.monotonic()
     cluster = LocalCluster(state, parts(helm_name)).start()
     print(f"Local cluster up in {time.monotonic() - started:.0f}s: Kubernetes {versions['KUBERNETES_VERSION']} "

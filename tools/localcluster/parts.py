@@ -3,24 +3,10 @@ named by the versions pinned in tools/versions.env."""
 
 from __future__ import annotations
 
-import os
-import shlex
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@lru_cache(maxsize=1)
-def pinned() -> dict[str, str]:
-    """KEY=VALUE lines of tools/versions.env, read with shell quoting rules."""
-    return dict(token.split("=", 1) for token in shlex.split((ROOT / "tools" / "versions.env").read_text(),
-                                                              comments=True))
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
+from generator.paths import ROOT, pinned_versions, tool_cache  # noqa: F401  (ROOT: this package's callers)
 
 
 @dataclass(frozen=True)
@@ -43,16 +29,16 @@ class Parts:
         if not self.kwok_stages:
             absent.append(kwok_stages_dir())
         if len(self.crds) < 5:  # KubeRay's four CRDs and the PodMonitor one at least
-            absent.append(cache_dir() / "crds")
+            absent.append(tool_cache() / "crds")
         return absent
 
 
 def kwok_stages_dir() -> Path:
-    return cache_dir() / "kwok-stages" / pinned()["KWOK_VERSION"]
+    return tool_cache() / "kwok-stages" / pinned_versions()["KWOK_VERSION"]
 
 
 def parts(helm: str = "helm4") -> Parts:
-    versions, bin_dir = pinned(), cache_dir() / "bin"
+    versions, bin_dir = pinned_versions(), tool_cache() / "bin"
     kube = versions["KUBERNETES_VERSION"]
     return Parts(
         etcd=bin_dir / f"etcd-{versions['ETCD_VERSION']}",
@@ -64,6 +50,6 @@ def parts(helm: str = "helm4") -> Parts:
         helm=bin_dir / helm,
         kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
         # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.
-        crds=sorted((cache_dir() / "crds" / f"kuberay-operator-{versions['KUBERAY_VERSION']}").glob("*.yaml"))
-        + sorted((cache_dir() / "crds" / f"prometheus-operator-{versions['PROMETHEUS_OPERATOR_VERSION']}").glob("*.yaml")),
+        crds=sorted((tool_cache() / "crds" / f"kuberay-operator-{versions['KUBERAY_VERSION']}").glob("*.yaml"))
+        + sorted((tool_cache() / "crds" / f"prometheus-operator-{versions['PROMETHEUS_OPERATOR_VERSION']}").glob("*.yaml")),
     )
