@@ -256,7 +256,8 @@ def checkpoint_findings(values: dict[str, Any]) -> list[Finding]:
 
 
 def observability_findings(values: dict[str, Any]) -> list[Finding]:
-    """raycluster.validateObservability: the TensorBoard path and the OTLP endpoint need what they feed."""
+    """raycluster.validateObservability and verl-ppo.preflight.tensorboard: the TensorBoard path and the OTLP
+    endpoint need what they feed."""
     findings = []
     tensorboard = values["global"].get("tensorboard") or {}
     path = tensorboard.get("ingressPath") or ""
@@ -271,6 +272,10 @@ def observability_findings(values: dict[str, Any]) -> list[Finding]:
     elif path and path.rstrip("/") == ingress["path"].rstrip("/"):
         findings.append(Finding("global.tensorboard.ingressPath", path, "is the Ray dashboard's own path "
                                 "(raycluster.ingress.path)", "use another path, e.g. /tensorboard"))
+    if path and not values["observability"]["enabled"]:
+        findings.append(Finding("global.tensorboard.ingressPath", path, "routes to TensorBoard's Service, which "
+                                "observability.enabled=false does not create", "set observability.enabled=true, or "
+                                "leave ingressPath empty"))
     hook = values["raycluster"]["tracing"]["startupHook"]
     if hook.get("otlpEndpoint") and not hook["enabled"]:
         findings.append(Finding("raycluster.tracing.startupHook.otlpEndpoint", hook["otlpEndpoint"], "is used only by "
