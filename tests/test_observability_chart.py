@@ -11,7 +11,7 @@ import yaml
 from generator import dashboards as generator_dashboards
 from generator.cli import main as generator_main
 from support import helm as helm_cli
-from support.tools import ROOT, helm_binaries
+from support.tools import ROOT
 from test_bad_input import Case, named, values_file
 
 CHART = ROOT / "charts" / "verl-ppo"
@@ -188,24 +188,16 @@ def test_tensorboard_behind_the_dashboard_ingress(helm, validator):
     assert container["readinessProbe"]["httpGet"]["path"] == "/tensorboard/"
 
 
-def notes(*args: str) -> str:
-    """NOTES.txt as Helm 4 prints it after a client-only dry run (Helm 3 needs a cluster for that)."""
-    result = helm_cli.run(helm_binaries()["helm4"], "install", "verl-ppo", str(CHART), "--dry-run=client",
-                          "--namespace", "training", *args)
-    assert result.returncode == 0, result.output
-    return result.stdout.split("NOTES:", 1)[1]
-
-
 def test_notes_name_the_dashboards_folder_and_tensorboard():
-    default = notes()
+    default = helm_cli.notes()
     assert "3 Ray dashboard ConfigMap(s) (default, data, train)" in default
     assert "grafana_dashboard=1 for Grafana's dashboard sidecar (folder \"Ray\")." in default
     assert "TensorBoard" not in default
     # Without the folder annotation the ConfigMaps name no folder, so neither do the notes.
-    assert "grafana_dashboard=1 for Grafana's dashboard sidecar." in notes(
+    assert "grafana_dashboard=1 for Grafana's dashboard sidecar." in helm_cli.notes(
         "--set", "observability.dashboards.folderAnnotation=")
-    assert "Grafana:" not in notes("--set", "observability.dashboards.enabled=false")
-    board = notes("--set", "global.tensorboard.enabled=true")
+    assert "Grafana:" not in helm_cli.notes("--set", "observability.dashboards.enabled=false")
+    board = helm_cli.notes("--set", "global.tensorboard.enabled=true")
     assert "TensorBoard (training curves from /data/tensorboard/verl-ppo)" in board
     assert "port-forward svc/verl-ppo-tensorboard 6006:6006" in board
 
