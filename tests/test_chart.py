@@ -187,6 +187,15 @@ def test_ingress_with_access_control(helm, validator):
     assert alb_ingress["metadata"]["annotations"]["ingress.vke.volcengine.com/loadbalancer-protocol"] == "http"
 
 
+def test_head_service_leaves_the_cluster_only_by_explicit_choice(helm, validator):
+    """The failing case is in test_bad_input (head-service-outside-the-cluster)."""
+    args = ("--set", "raycluster.head.serviceType=NodePort", "--set", "raycluster.head.allowUnauthenticatedService=true")
+    documents = assert_valid(helm_cli.template(helm, *args), validator)
+    assert next(d for d in documents if d["kind"] == "RayCluster")["spec"]["headGroupSpec"]["serviceType"] == "NodePort"
+    assert "The NodePort head Service also publishes it, with no access control." in helm_cli.notes(*args)
+    assert "not exposed outside the cluster" in helm_cli.notes()
+
+
 def test_network_policy_admits_the_release_pods(helm):
     documents = helm_cli.template(helm).documents()
     policy = next(d for d in documents if d["kind"] == "NetworkPolicy")
