@@ -187,6 +187,15 @@ def test_ingress_with_access_control(helm, validator):
     assert alb_ingress["metadata"]["annotations"]["ingress.vke.volcengine.com/loadbalancer-protocol"] == "http"
 
 
+def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
+    args = ("--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.allowUnauthenticated=true",
+            "--set", "raycluster.ingress.host=ray.example.com")
+    assert "at http://ray.example.com/" in helm_cli.notes(*args)
+    tls = helm_cli.notes(*args, "--set", "raycluster.ingress.tls[0].secretName=ray-tls",
+                         "--set", "raycluster.ingress.tls[0].hosts[0]=ray.example.com")
+    assert "at https://ray.example.com/" in tls
+
+
 def test_head_service_leaves_the_cluster_only_by_explicit_choice(helm, validator):
     """The failing case is in test_bad_input (head-service-outside-the-cluster)."""
     args = ("--set", "raycluster.head.serviceType=NodePort", "--set", "raycluster.head.allowUnauthenticatedService=true")
