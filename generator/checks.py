@@ -239,6 +239,17 @@ def ingress_findings(values: dict[str, Any]) -> list[Finding]:
     return []
 
 
+def head_service_findings(values: dict[str, Any]) -> list[Finding]:
+    """raycluster.validateHeadService: a head Service outside the cluster needs an explicit opt-in."""
+    head = values["raycluster"]["head"]
+    if head["serviceType"] != "ClusterIP" and not head.get("allowUnauthenticatedService"):
+        return [Finding("raycluster.head.serviceType", head["serviceType"], "publishes the Ray dashboard and client "
+                        "ports, which run any code they are sent, outside the cluster without an access control",
+                        "keep ClusterIP and expose the dashboard through raycluster.ingress with an access control, "
+                        "or accept the risk with raycluster.head.allowUnauthenticatedService=true")]
+    return []
+
+
 def nccl_findings(values: dict[str, Any]) -> list[Finding]:
     return [
         Finding(f"raycluster.nccl.{name}", value, "is not an NCCL_* variable", "put other variables in raycluster.env")
@@ -256,7 +267,8 @@ def checkpoint_findings(values: dict[str, Any]) -> list[Finding]:
 
 
 def observability_findings(values: dict[str, Any]) -> list[Finding]:
-    """raycluster.validateObservability: the TensorBoard path and the OTLP endpoint need what they feed."""
+    """raycluster.validateObservability and verl-ppo.preflight.tensorboard: the TensorBoard path and the OTLP
+    endpoint need what they feed."""
     findings = []
     tensorboard = values["global"].get("tensorboard") or {}
     path = tensorboard.get("ingressPath") or ""
@@ -271,6 +283,10 @@ def observability_findings(values: dict[str, Any]) -> list[Finding]:
     elif path and path.rstrip("/") == ingress["path"].rstrip("/"):
         findings.append(Finding("global.tensorboard.ingressPath", path, "is the Ray dashboard's own path "
                                 "(raycluster.ingress.path)", "use another path, e.g. /tensorboard"))
+    if path and not values["observability"]["enabled"]:
+        findings.append(Finding("global.tensorboard.ingressPath", path, "routes to TensorBoard's Service, which "
+                                "observability.enabled=false does not create", "set observability.enabled=true, or "
+                                "leave ingressPath empty"))
     hook = values["raycluster"]["tracing"]["startupHook"]
     if hook.get("otlpEndpoint") and not hook["enabled"]:
         findings.append(Finding("raycluster.tracing.startupHook.otlpEndpoint", hook["otlpEndpoint"], "is used only by "
@@ -340,7 +356,7 @@ def check_values(values: dict[str, Any], release_name: str = "verl-ppo") -> list
     if findings:
         return findings
     for rule in (storage_findings, shape_findings, batch_findings, extra_args_findings, ingress_findings,
-                 nccl_findings, checkpoint_findings, prepare_findings, verl_config_findings,
+                 head_service_findings, nccl_findings, checkpoint_findings, prepare_findings, verl_config_findings,
                  observability_findings):
         findings.extend(rule(values))
     return name_findings(values, release_name) + findings

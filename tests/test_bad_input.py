@@ -80,6 +80,8 @@ CASES = [
     Case("worker-group-name-invalid", {"raycluster": {"worker": {"groupName": "GPU_Workers"}}},
          "raycluster.worker.groupName"),
     # The dashboard runs arbitrary code.
+    Case("head-service-outside-the-cluster", {"raycluster": {"head": {"serviceType": "LoadBalancer"}}},
+         "raycluster.head.serviceType", mentions=["allowUnauthenticatedService"]),
     Case("ingress-without-access-control", {"raycluster": {"ingress": {"enabled": True}}}, "raycluster.ingress.enabled"),
     Case("alb-with-nginx-only-allowlist",
          {"raycluster": {"ingress": {"enabled": True, "provider": "alb", "accessControl": {"sourceRanges": ["10.0.0.0/8"]}}}},

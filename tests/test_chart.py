@@ -187,6 +187,24 @@ def test_ingress_with_access_control(helm, validator):
     assert alb_ingress["metadata"]["annotations"]["ingress.vke.volcengine.com/loadbalancer-protocol"] == "http"
 
 
+def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
+    args = ("--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.allowUnauthenticated=true",
+            "--set", "raycluster.ingress.host=ray.example.com")
+    assert "at http://ray.example.com/" in helm_cli.notes(*args)
+    tls = helm_cli.notes(*args, "--set", "raycluster.ingress.tls[0].secretName=ray-tls",
+                         "--set", "raycluster.ingress.tls[0].hosts[0]=ray.example.com")
+    assert "at https://ray.example.com/" in tls
+
+
+def test_head_service_leaves_the_cluster_only_by_explicit_choice(helm, validator):
+    """The failing case is in test_bad_input (head-service-outside-the-cluster)."""
+    args = ("--set", "raycluster.head.serviceType=NodePort", "--set", "raycluster.head.allowUnauthenticatedService=true")
+    documents = assert_valid(helm_cli.template(helm, *args), validator)
+    assert next(d for d in documents if d["kind"] == "RayCluster")["spec"]["headGroupSpec"]["serviceType"] == "NodePort"
+    assert "The NodePort head Service also publishes it, with no access control." in helm_cli.notes(*args)
+    assert "not exposed outside the cluster" in helm_cli.notes()
+
+
 def test_network_policy_admits_the_release_pods(helm):
     documents = helm_cli.template(helm).documents()
     policy = next(d for d in documents if d["kind"] == "NetworkPolicy")
@@ -278,13 +296,9 @@ def test_preparation_job_writes_where_the_run_reads(helm, validator):
 
 
 def test_notes_tell_how_to_follow_the_run_and_find_checkpoints():
-    """Helm 4 renders NOTES.txt with a client-only dry run (Helm 3 needs a cluster for that)."""
     from support.tools import helm_binaries
 
-    result = helm_cli.run(helm_binaries()["helm4"], "install", "verl-ppo", str(helm_cli.CHART), "--dry-run=client",
-                          "--namespace", "training")
-    assert result.returncode == 0, result.output
-    notes = result.stdout.split("NOTES:", 1)[1]
+    notes = helm_cli.notes()
     job_name = submitter_job(helm_cli.template(helm_binaries()["helm4"]).documents())["metadata"]["name"]
     assert f"kubectl -n training logs -f job/{job_name}" in notes
     assert "Deleting that Job stops the run" in notes and "maxCheckpointsToKeep" in notes

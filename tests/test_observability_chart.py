@@ -188,6 +188,20 @@ def test_tensorboard_behind_the_dashboard_ingress(helm, validator):
     assert container["readinessProbe"]["httpGet"]["path"] == "/tensorboard/"
 
 
+def test_notes_name_the_dashboards_folder_and_tensorboard():
+    default = helm_cli.notes()
+    assert "3 Ray dashboard ConfigMap(s) (default, data, train)" in default
+    assert "grafana_dashboard=1 for Grafana's dashboard sidecar (folder \"Ray\")." in default
+    assert "TensorBoard" not in default
+    # Without the folder annotation the ConfigMaps name no folder, so neither do the notes.
+    assert "grafana_dashboard=1 for Grafana's dashboard sidecar." in helm_cli.notes(
+        "--set", "observability.dashboards.folderAnnotation=")
+    assert "Grafana:" not in helm_cli.notes("--set", "observability.dashboards.enabled=false")
+    board = helm_cli.notes("--set", "global.tensorboard.enabled=true")
+    assert "TensorBoard (training curves from /data/tensorboard/verl-ppo)" in board
+    assert "port-forward svc/verl-ppo-tensorboard 6006:6006" in board
+
+
 CASES = [
     Case("tensorboard-path-without-tensorboard", {"global": {"tensorboard": {"ingressPath": "/tb"}}},
          "global.tensorboard.ingressPath"),
@@ -196,6 +210,10 @@ CASES = [
     Case("tensorboard-path-is-the-dashboards",
          {"global": {"tensorboard": {"enabled": True, "ingressPath": "/"}},
           "raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}}, "global.tensorboard.ingressPath"),
+    Case("tensorboard-path-without-observability",
+         {"global": {"tensorboard": {"enabled": True, "ingressPath": "/tb"}}, "observability": {"enabled": False},
+          "raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}},
+         "global.tensorboard.ingressPath", mentions=["observability.enabled=false"]),
     Case("otlp-endpoint-without-hook",
          {"raycluster": {"tracing": {"startupHook": {"enabled": False, "otlpEndpoint": "http://c:4318/v1/traces"}}}},
          "raycluster.tracing.startupHook.otlpEndpoint"),

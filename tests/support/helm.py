@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from support.tools import ROOT, kubernetes_version
+from support.tools import ROOT, helm_binaries, kubernetes_version
 
 CHART = ROOT / "charts" / "verl-ppo"
 # A cluster with the Prometheus operator: lets the PodMonitors render under `auto`.
@@ -41,6 +41,14 @@ def template(binary: Path, *extra: str, release: str = "verl-ppo", namespace: st
     if monitoring:
         args += ["--api-versions", MONITORING_API]
     return run(binary, *args, *extra)
+
+
+def notes(*extra: str) -> str:
+    """NOTES.txt as Helm 4 prints it after a client-only dry run (Helm 3 needs a cluster for that)."""
+    result = run(helm_binaries()["helm4"], "install", "verl-ppo", str(CHART), "--dry-run=client",
+                 "--namespace", "training", *extra)
+    assert result.returncode == 0, result.output
+    return result.stdout.split("NOTES:", 1)[1]
 
 
 def lint(binary: Path, *extra: str) -> Result:

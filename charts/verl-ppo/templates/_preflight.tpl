@@ -14,6 +14,7 @@ Checks across components, before anything renders. Each failure names the field,
 {{- end -}}
 {{- include "verl-ppo.preflight.storage" . -}}
 {{- include "verl-ppo.preflight.shape" . -}}
+{{- include "verl-ppo.preflight.tensorboard" . -}}
 {{- end -}}
 
 {{- define "verl-ppo.preflight.storage" -}}
@@ -64,5 +65,13 @@ Checks across components, before anything renders. Each failure names the field,
 {{- if gt (int64 (include "verl-ppo.memoryMiB" $resources.memory)) $memoryLimit -}}
 {{- include "verl-ppo.validate.fail" (dict "field" (printf "raycluster.%s.resources.memory" $role) "value" $resources.memory "problem" (printf "does not fit the %s allocatable memory of a %s node (gpuShape.allocatable.memory)" $shape.allocatable.memory $shape.name) "fix" "lower it; the generator uses 80% of allocatable") -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The dashboard Ingress (raycluster) routes global.tensorboard.ingressPath to TensorBoard's Service (observability). */}}
+{{- define "verl-ppo.preflight.tensorboard" -}}
+{{- $path := .Values.global.tensorboard.ingressPath -}}
+{{- if and $path (not .Values.observability.enabled) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard's Service, which observability.enabled=false does not create" "fix" "--set observability.enabled=true, or leave ingressPath empty") -}}
 {{- end -}}
 {{- end -}}

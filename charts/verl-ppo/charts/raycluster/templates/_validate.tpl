@@ -10,6 +10,14 @@
 {{- end -}}
 {{- end -}}
 
+{{/* A NodePort or LoadBalancer head Service publishes the dashboard and the Ray client with no access control. */}}
+{{- define "raycluster.validateHeadService" -}}
+{{- $head := .Values.head -}}
+{{- if and (ne $head.serviceType "ClusterIP") (not $head.allowUnauthenticatedService) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "raycluster.head.serviceType" "value" $head.serviceType "problem" "publishes the Ray dashboard and client ports, which run any code they are sent, outside the cluster without an access control" "fix" "keep ClusterIP and expose the dashboard through raycluster.ingress with an access control, or accept the risk with --set raycluster.head.allowUnauthenticatedService=true") -}}
+{{- end -}}
+{{- end -}}
+
 {{/* raycluster.nccl holds NCCL settings only: a stray name is most likely a misplaced variable. */}}
 {{- define "raycluster.validateNccl" -}}
 {{- range $name, $value := .Values.nccl -}}

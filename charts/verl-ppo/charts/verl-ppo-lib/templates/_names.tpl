@@ -37,7 +37,8 @@ umbrella chart and each subchart compute the same names.
 {{- printf "%s-%s" (include "verl-ppo.fullname" .ctx) .suffix -}}
 {{- end -}}
 
-{{/* veRL's TENSORBOARD_DIR on the shared volume (the Ray nodes' env); TensorBoard reads it. */}}
+{{/* The release's TensorBoard directory on the shared volume: TensorBoard's logdir and the Ray nodes' TENSORBOARD_DIR.
+     The PPO run's own TENSORBOARD_DIR (ppo-job.runtimeEnv) is <this>/<project>/<experiment>, a run of its own in TensorBoard. */}}
 {{- define "verl-ppo.tensorboardDir" -}}
 {{- printf "%s/tensorboard/%s" (trimSuffix "/" .Values.global.storage.mountPath) (include "verl-ppo.fullname" .) -}}
 {{- end -}}
