@@ -236,6 +236,12 @@ def ingress_findings(values: dict[str, Any]) -> list[Finding]:
         return [Finding("raycluster.ingress.enabled", True, "exposes the Ray dashboard, which runs any job it is sent, "
                         "without an access control", "set accessControl.sourceRanges or .basicAuthSecret, "
                         ".enforcedExternally=true, or allowUnauthenticated=true")]
+    policy = values["raycluster"]["networkPolicy"]
+    if policy["enabled"] and not policy.get("dashboardFrom") and not policy.get("dashboardFromAnywhere"):
+        return [Finding("raycluster.networkPolicy.dashboardFrom", [], "is empty while the Ingress is on: any pod could "
+                        "reach the dashboard port directly, past the Ingress's access control",
+                        "name the ingress controller's peers (a namespaceSelector; an ipBlock of the load balancer's "
+                        "subnet for an ALB), or set raycluster.networkPolicy.dashboardFromAnywhere=true")]
     return []
 
 

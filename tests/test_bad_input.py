@@ -83,6 +83,8 @@ CASES = [
     Case("head-service-outside-the-cluster", {"raycluster": {"head": {"serviceType": "LoadBalancer"}}},
          "raycluster.head.serviceType", mentions=["allowUnauthenticatedService"]),
     Case("ingress-without-access-control", {"raycluster": {"ingress": {"enabled": True}}}, "raycluster.ingress.enabled"),
+    Case("dashboard-port-open-to-every-pod", {"raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}},
+         "raycluster.networkPolicy.dashboardFrom", mentions=["dashboardFromAnywhere"]),
     Case("alb-with-nginx-only-allowlist",
          {"raycluster": {"ingress": {"enabled": True, "provider": "alb", "accessControl": {"sourceRanges": ["10.0.0.0/8"]}}}},
          "raycluster.ingress.accessControl"),

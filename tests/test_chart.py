@@ -166,11 +166,15 @@ def test_queue_labels_for_gang_scheduling(helm):
     assert labels["ray.io/scheduler-name"] == "volcano" and labels["volcano.sh/queue-name"] == "gpu"
 
 
+NGINX_PEERS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
+
+
 def test_ingress_with_access_control(helm, validator):
     nginx = assert_valid(helm_cli.template(
         helm, "--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.className=nginx",
         "--set", "raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}", "--set",
-        "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users"), validator)
+        "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users",
+        "--set-json", f"raycluster.networkPolicy.dashboardFrom={json.dumps([NGINX_PEERS])}"), validator)
     ingress = next(d for d in nginx if d["kind"] == "Ingress")
     annotations = ingress["metadata"]["annotations"]
     assert annotations["nginx.ingress.kubernetes.io/whitelist-source-range"] == "10.0.0.0/8"
@@ -178,18 +182,20 @@ def test_ingress_with_access_control(helm, validator):
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend == {"name": "verl-ppo-head-svc", "port": {"number": 8265}}
     policy = next(d for d in nginx if d["kind"] == "NetworkPolicy")
-    assert {"ports": [{"port": 8265}]} in policy["spec"]["ingress"]
+    # Only the ingress controller reaches the dashboard port, not every pod past the Ingress's access control.
+    assert {"ports": [{"port": 8265}], "from": [NGINX_PEERS]} in policy["spec"]["ingress"]
     alb = assert_valid(helm_cli.template(
         helm, "--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.provider=alb",
         "--set", "raycluster.ingress.className=alb", "--set",
-        "raycluster.ingress.accessControl.enforcedExternally=true"), validator)
+        "raycluster.ingress.accessControl.enforcedExternally=true",
+        "--set-json", 'raycluster.networkPolicy.dashboardFrom=[{"ipBlock":{"cidr":"10.20.0.0/16"}}]'), validator)
     alb_ingress = next(d for d in alb if d["kind"] == "Ingress")
     assert alb_ingress["metadata"]["annotations"]["ingress.vke.volcengine.com/loadbalancer-protocol"] == "http"
 
 
 def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
     args = ("--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.allowUnauthenticated=true",
-            "--set", "raycluster.ingress.host=ray.example.com")
+            "--set", "raycluster.networkPolicy.dashboardFromAnywhere=true", "--set", "raycluster.ingress.host=ray.example.com")
     assert "at http://ray.example.com/" in helm_cli.notes(*args)
     tls = helm_cli.notes(*args, "--set", "raycluster.ingress.tls[0].secretName=ray-tls",
                          "--set", "raycluster.ingress.tls[0].hosts[0]=ray.example.com")

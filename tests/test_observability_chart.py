@@ -202,6 +202,9 @@ def test_notes_name_the_dashboards_folder_and_tensorboard():
     assert "port-forward svc/verl-ppo-tensorboard 6006:6006" in board
 
 
+# An Ingress with both safeguards waived, so that only the case's own mistake fails.
+OPEN_INGRESS = {"ingress": {"enabled": True, "allowUnauthenticated": True}, "networkPolicy": {"dashboardFromAnywhere": True}}
+
 CASES = [
     Case("tensorboard-path-without-tensorboard", {"global": {"tensorboard": {"ingressPath": "/tb"}}},
          "global.tensorboard.ingressPath"),
@@ -209,10 +212,10 @@ CASES = [
          "global.tensorboard.ingressPath"),
     Case("tensorboard-path-is-the-dashboards",
          {"global": {"tensorboard": {"enabled": True, "ingressPath": "/"}},
-          "raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}}, "global.tensorboard.ingressPath"),
+          "raycluster": OPEN_INGRESS}, "global.tensorboard.ingressPath"),
     Case("tensorboard-path-without-observability",
          {"global": {"tensorboard": {"enabled": True, "ingressPath": "/tb"}}, "observability": {"enabled": False},
-          "raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}},
+          "raycluster": OPEN_INGRESS},
          "global.tensorboard.ingressPath", mentions=["observability.enabled=false"]),
     Case("otlp-endpoint-without-hook",
          {"raycluster": {"tracing": {"startupHook": {"enabled": False, "otlpEndpoint": "http://c:4318/v1/traces"}}}},

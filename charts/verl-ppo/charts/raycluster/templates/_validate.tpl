@@ -8,6 +8,10 @@
 {{- if not (or $access.sourceRanges $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
 {{- include "verl-ppo.validate.fail" (dict "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or .enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
 {{- end -}}
+{{- $policy := .Values.networkPolicy -}}
+{{- if and $policy.enabled (not $policy.dashboardFrom) (not $policy.dashboardFromAnywhere) -}}
+{{- include "verl-ppo.validate.fail" (dict "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" "name the ingress controller's peers, e.g. --set-json 'raycluster.networkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]' (an ipBlock of the load balancer's subnet for an ALB), or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true") -}}
+{{- end -}}
 {{- end -}}
 
 {{/* A NodePort or LoadBalancer head Service publishes the dashboard and the Ray client with no access control. */}}
