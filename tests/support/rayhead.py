@@ -64,22 +64,38 @@ def _answers(url: str) -> bool:
     return True
 
 
+START_ATTEMPTS = 3
+
+
 @contextmanager
 def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None,
              metrics_port: int | None = None, gcs_port: int | None = None) -> Iterator[str]:
     """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(extra_env or {})}
-    dashboard, gcs_port = free_port(), gcs_port or free_port()
-    command = [
-        *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={gcs_port}",
-        f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
-        f"--ray-client-server-port={free_port()}", f"--num-gpus={gpus}", "--num-cpus=4",
-        f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
-        f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
-    ]
+    fixed_gcs_port = gcs_port
+    # A port picked free can be taken before Ray binds it (busy machines, e.g. beside the local cluster):
+    # a failed start is stopped and tried again on fresh ports.
+    for attempt in range(1, START_ATTEMPTS + 1):
+        dashboard, gcs_port = free_port(), fixed_gcs_port or free_port()
+        command = [
+            *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={gcs_port}",
+            f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
+            f"--ray-client-server-port={free_port()}", f"--num-gpus={gpus}", "--num-cpus=4",
+            f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
+            f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
+        ]
+        try:
+            started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+            failure = "" if started.returncode == 0 else started.stdout[-3000:] + started.stderr[-3000:]
+        except subprocess.TimeoutExpired:
+            failure = "ray start did not return within 120 s"
+        if not failure:
+            break
+        stop_head(temp_dir, gcs_port)  # what a failed start left running
+        if attempt == START_ATTEMPTS:
+            raise RuntimeError(f"ray start failed {attempt} times; last output:\n{failure}")
     url = f"http://127.0.0.1:{dashboard}"
-    try:  # a `ray start` that fails or times out may leave part of the head running: stopped below too
-        subprocess.run(command, check=True, env=env, capture_output=True, timeout=120)
+    try:
         wait_for("Ray dashboard", lambda: _answers(url + "/api/version"), 60,
                  temp_dir / "session_latest" / "logs" / "dashboard.log", interval=0.5)
         yield url
