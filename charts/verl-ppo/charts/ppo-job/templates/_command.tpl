@@ -5,7 +5,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{/* Absolute checkpoint directory on the shared volume: veRL's default is relative and vanishes with Ray's temp dir. */}}
 {{- define "ppo-job.checkpointDir" -}}
 {{- $trainer := .Values.trainer -}}
-{{- default (printf "%s/checkpoints/%s/%s" (trimSuffix "/" .Values.global.storage.mountPath) .Release.Name $trainer.experimentName) $trainer.checkpointDir -}}
+{{- default (printf "%s/checkpoints/%s/%s" (include "verl-ppo.mountPath" .) .Release.Name $trainer.experimentName) $trainer.checkpointDir -}}
 {{- end -}}
 
 {{/* What differs between the supported veRL versions (JSON): where the critic's FSDP settings live,

@@ -56,7 +56,7 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
 {{/* The run's inputs on the shared volume (JSON list): data files, and each model's config.json.
      Paths outside the mount (inside the image, a remote URI) are not the submitter's to check. */}}
 {{- define "ppo-job.inputs" -}}
-{{- $mount := printf "%s/" (trimSuffix "/" .Values.global.storage.mountPath) -}}
+{{- $mount := printf "%s/" (include "verl-ppo.mountPath" .) -}}
 {{- $models := uniq (list .Values.model.path (default .Values.model.path .Values.critic.modelPath)) -}}
 {{- $paths := list .Values.data.trainFiles .Values.data.valFiles -}}
 {{- range $models }}{{ $paths = append $paths (printf "%s/config.json" (trimSuffix "/" .)) }}{{ end -}}

@@ -48,7 +48,7 @@ after the cluster came up. n = GPUs in total, B = train batch, N = rollout.n.
 {{- $v := .Values -}}
 {{- $p := $v.prepare -}}
 {{- if $p.enabled -}}
-{{- $mount := printf "%s/" (trimSuffix "/" $v.global.storage.mountPath) -}}
+{{- $mount := printf "%s/" (include "verl-ppo.mountPath" .) -}}
 {{- range $field, $path := dict "ppo-job.data.trainFiles" $v.data.trainFiles "ppo-job.data.valFiles" $v.data.valFiles "ppo-job.model.path" $v.model.path -}}
 {{- if not (hasPrefix $mount $path) -}}
 {{- include "verl-ppo.validate.fail" (dict "field" $field "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s or set ppo-job.prepare.enabled=false" $mount)) -}}

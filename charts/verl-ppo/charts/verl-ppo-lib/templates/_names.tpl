@@ -40,10 +40,15 @@ umbrella chart and each subchart compute the same names.
 {{/* The release's TensorBoard directory on the shared volume: TensorBoard's logdir and the Ray nodes' TENSORBOARD_DIR.
      The PPO run's own TENSORBOARD_DIR (ppo-job.runtimeEnv) is <this>/<project>/<experiment>, a run of its own in TensorBoard. */}}
 {{- define "verl-ppo.tensorboardDir" -}}
-{{- printf "%s/tensorboard/%s" (trimSuffix "/" .Values.global.storage.mountPath) (include "verl-ppo.fullname" .) -}}
+{{- printf "%s/tensorboard/%s" (include "verl-ppo.mountPath" .) (include "verl-ppo.fullname" .) -}}
 {{- end -}}
 
 {{/* TensorBoard's Service (observability), also a backend of the dashboard Ingress (raycluster). */}}
 {{- define "verl-ppo.tensorboardServiceName" -}}
 {{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "tensorboard") -}}
+{{- end -}}
+
+{{/* Where every pod mounts the shared volume, without a trailing slash (paths under it are built on it). */}}
+{{- define "verl-ppo.mountPath" -}}
+{{- trimSuffix "/" .Values.global.storage.mountPath -}}
 {{- end -}}
