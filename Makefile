@@ -1,28 +1,33 @@
 # verl-ppo developer commands. `make demo` and `make test` are the two fresh-machine commands.
-PYTHON ?= python3
+# Every target runs Python from the project's virtual environment, which setup creates under the
+# tool cache (tools/venv.py); the system python3 only creates it.
+PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs dashboards check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
+.PHONY: setup venv values schema docs dashboards check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
 
-setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
+setup:  ## create the project venv with requirements.txt, build Helm 3 and 4 and the local cluster, fetch schemas (cached)
 	bash scripts/setup.sh
 
-values:  ## regenerate values/ from the catalog and the sizing rules
+venv:  ## only the project venv with requirements.txt (what the generator targets need; cached)
+	python3 -m tools.venv ensure >/dev/null
+
+values: venv  ## regenerate values/ from the catalog and the sizing rules
 	$(PYTHON) -m generator render
 
-schema:  ## regenerate charts/verl-ppo/values.schema.json from schemas/
+schema: venv  ## regenerate charts/verl-ppo/values.schema.json from schemas/
 	$(PYTHON) -m generator schema
 
-docs:  ## regenerate README.md's values table from values.yaml comments
+docs: venv  ## regenerate README.md's values table from values.yaml comments
 	$(PYTHON) -m generator docs
 
-dashboards:  ## regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
+dashboards: venv  ## regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
 	$(PYTHON) -m generator dashboards
 
-check:  ## validate every values file
+check: venv  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
 
 lint: setup
@@ -35,7 +40,7 @@ demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the releas
 			"showing what the release would create instead."; \
 		$(MAKE) --no-print-directory demo-render; }
 
-demo-render:  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
+demo-render: venv  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
 	@# As on a cluster that serves the Prometheus operator's API, so the PodMonitors show too.
 	$(HELM) template verl-ppo charts/verl-ppo --namespace default -f values/$(SHAPE).yaml \
 		--api-versions monitoring.coreos.com/v1/PodMonitor | $(PYTHON) -m generator summarize
@@ -54,7 +59,7 @@ bench-submit: setup  ## print the submitter's overhead from a ready cluster to a
 GPU_COUNTS ?= 1 2
 
 gpu-wheels: setup  ## (where PyPI is) carry-ready wheels and the chart's rendered runs into .gpu/
-	bash gpu/wheels.sh
+	PYTHON=$(PYTHON) bash gpu/wheels.sh
 	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS)
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
