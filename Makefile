@@ -5,7 +5,7 @@ PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup venv values schema docs dashboards check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
+.PHONY: setup venv values schema docs dashboards check lint demo demo-render demo-down package test bench-submit gpu-wheels gpu-smoke gpu-bench
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
 
@@ -47,6 +47,9 @@ demo-render: venv  ## without a cluster: render the release of values/$(SHAPE).y
 
 demo-down:  ## stop every process `make demo` started
 	$(PYTHON) -m tools.localcluster down
+
+package: venv  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
+	$(PYTHON) -m tools.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests

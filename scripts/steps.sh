@@ -37,23 +37,26 @@ build_logged() {  # build_logged "[k/n] LABEL" FUNCTION
 }
 
 run_steps() {
-  local total=${#STEPS[@]} k=0 todo=() pending=0 entry id label ready build started elapsed
+  local total=${#STEPS[@]} k=0 todo=() builds=0 recorded=0 pending=0 entry id label ready build started elapsed
   mkdir -p "$(dirname "$SETUP_LOG")" "$cache/timings"
   : >"$SETUP_LOG"
   for entry in "${STEPS[@]}"; do
     IFS='|' read -r id label ready build <<<"$entry"
-    if "$ready" >>"$SETUP_LOG" 2>&1; then todo+=(cached); else
-      todo+=(build)
-      [ -s "$cache/timings/$id" ] && pending=$((pending + $(cat "$cache/timings/$id")))
+    if "$ready" >>"$SETUP_LOG" 2>&1; then todo+=(cached); continue; fi
+    todo+=(build)
+    builds=$((builds + 1))
+    if [ -s "$cache/timings/$id" ]; then
+      recorded=$((recorded + 1))
+      pending=$((pending + $(cat "$cache/timings/$id")))
     fi
   done
-  local builds
-  builds=$(printf '%s\n' "${todo[@]}" | grep -c build || true)
   if [ "$builds" = 0 ]; then
     echo "setup: all $total steps cached under $cache"
   else
-    echo "setup: $builds of $total steps to build (those with a record took $(format_seconds "$pending") last time);" \
-      "their output goes to $SETUP_LOG"
+    echo "setup: $builds of $total steps to build; their output goes to $SETUP_LOG"
+    if [ "$recorded" -gt 0 ]; then
+      echo "setup: $recorded of those took $(format_seconds "$pending") together last time"
+    fi
   fi
   for entry in "${STEPS[@]}"; do
     IFS='|' read -r id label ready build <<<"$entry"

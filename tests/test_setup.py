@@ -108,7 +108,7 @@ def test_steps_say_k_of_n_and_keep_build_output_in_the_log(tmp_path):
 
     (tmp_path / "cache" / "noisy").unlink()  # a new pin: the step builds again, and says how long it took before
     rebuilt = run_steps(tmp_path)
-    assert "setup: 1 of 2 steps to build" in rebuilt.stdout
+    assert "setup: 1 of 2 steps to build" in rebuilt.stdout and "1 of those took 0s together last time" in rebuilt.stdout
     assert "setup [1/2] a noisy build: building (last time 0s) ..." in rebuilt.stdout
 
 
