@@ -6,18 +6,8 @@
 # reused. Builds run under `nice` with few parallel jobs: the machines have 2 cores shared with
 # other work. setup.sh sources this file for its steps (scripts/steps.sh); run alone, it runs them.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../tools/versions.env
-source "$root/tools/versions.env"
-cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
-bin="$cache/bin"
-mkdir -p "$bin" "$cache/build"
-jobs=${VERL_PPO_BUILD_JOBS:-2}
-
-# shellcheck source=steps.sh
-source "$root/scripts/steps.sh"
-# shellcheck source=go-modules.sh
-source "$root/scripts/go-modules.sh"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # k8s.io/kubernetes replaces its staging modules (k8s.io/api, ...) with ./staging paths that its
 # module zip lacks, so a wrapper module requires it and pins every staging module to the

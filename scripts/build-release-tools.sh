@@ -5,18 +5,8 @@
 # schema. Cached under $VERL_PPO_CACHE like the other builds. setup.sh sources this file for its
 # steps (scripts/steps.sh); run alone, it runs them.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../tools/versions.env
-source "$root/tools/versions.env"
-cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
-bin="$cache/bin"
-mkdir -p "$bin" "$cache/build"
-jobs=${VERL_PPO_BUILD_JOBS:-2}
-
-# shellcheck source=steps.sh
-source "$root/scripts/steps.sh"
-# shellcheck source=go-modules.sh
-source "$root/scripts/go-modules.sh"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 wrapper_module() {  # wrapper_module DIR MODULE VERSION: a go.mod requiring MODULE@VERSION
   mkdir -p "$1"

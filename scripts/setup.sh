@@ -8,17 +8,10 @@
 # ~/.cache/verl-ppo) and reused; each step says whether it is cached or what it builds
 # (scripts/steps.sh), the builds' own output goes to build/setup.log.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$root"
-# shellcheck source=../tools/versions.env
-source "$root/tools/versions.env"
-cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
-mkdir -p "$cache/bin" "$cache/schemas" "$cache/crds"
-
-# shellcheck source=steps.sh
-source "$root/scripts/steps.sh"
-# shellcheck source=go-modules.sh
-source "$root/scripts/go-modules.sh"
+mkdir -p "$cache/schemas" "$cache/crds"
 
 venv_ready() { python3 -m tools.venv ready; }
 venv_build() { python3 -m tools.venv ensure; }
