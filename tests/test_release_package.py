@@ -111,8 +111,8 @@ def test_install_from_registry(helm, signed, signing_key, local_cluster, tmp_pat
     keyring = ["--verify", "--keyring", str(signing_key.public_keyring)]
     with local_registry(tmp_path / "registry") as registry:
         pushed = run_helm(helm, "push", str(signed), f"oci://{registry}/charts", PLAIN_HTTP)
+        assert f"Pushed: {registry}/charts/{NAME}:{VERSION}" in pushed.stdout + pushed.stderr  # Helm 3: stderr
         reference = f"oci://{registry}/charts/{NAME}"
-        assert reference in pushed.stdout + pushed.stderr
         run_helm(helm, "pull", reference, "--version", VERSION, "--untar", "--untardir", str(tmp_path / "pulled"),
              PLAIN_HTTP, *keyring)
         shape_file = tmp_path / "pulled" / NAME / PACKAGED_VALUES / f"{SHAPE}.yaml"

@@ -27,6 +27,7 @@ def answers(address: str) -> bool:
 def local_registry(work: Path) -> Iterator[str]:
     """Yields the registry's host:port; stops it afterwards."""
     address = f"127.0.0.1:{processes.free_port()}"
+    work.mkdir(parents=True, exist_ok=True)
     config = work / "registry.yml"
     config.write_text(yaml.safe_dump({
         "version": 0.1,
