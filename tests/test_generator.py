@@ -10,7 +10,7 @@ from generator import paths
 from generator.catalog import load_catalog
 from generator.checks import check_values, effective_values
 from generator.cli import main
-from generator.render import render_platforms, render_shape
+from generator.render import platform_overlays, render_shape
 from generator.schema import chart_schema_json
 from generator.sizing import RunShape, size
 from generator.valuesdoc import readme_with_table
@@ -86,13 +86,13 @@ def test_values_directory_is_exactly_what_render_writes(shape_name):
 
 
 def test_platform_overlays_are_what_render_writes():
-    for name, text in render_platforms().items():
+    for name, text in platform_overlays().items():
         assert (paths.VALUES_DIR / "platforms" / name).read_text() == text
-    assert set(render_platforms()) == {"vke.yaml", "generic.yaml"}
+    assert set(platform_overlays()) == {"vke.yaml", "generic.yaml"}
 
 
 def test_no_stray_files_in_values():
-    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {f"platforms/{n}" for n in render_platforms()}
+    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {f"platforms/{n}" for n in platform_overlays()}
     present = {str(p.relative_to(paths.VALUES_DIR)) for p in paths.VALUES_DIR.rglob("*.yaml")}
     assert present == rendered
 
