@@ -80,3 +80,8 @@ def merged_values(chart: Path, inputs: HelmInputs) -> dict[str, Any]:
     if done.returncode:
         raise ValueError(done.stderr.strip())
     return json.loads(done.stdout.split("\n", 2)[2])  # after "---" and "# Source: ..."
+
+
+def chart_values(*files: Path) -> dict[str, Any]:
+    """The umbrella chart's values with these -f files, as `helm install verl-ppo charts/verl-ppo -f ...` sees them."""
+    return merged_values(paths.CHART, HelmInputs(files=tuple(files)))
