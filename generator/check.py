@@ -44,9 +44,8 @@ class Verdict:
 def _readme_of(chart: Path, path: str) -> str:
     """The README that documents a field: the component's, or the chart's own."""
     head = path.split(".", 1)[0]
-    if chart == paths.CHART and head in paths.SUBCHARTS:
-        return str((paths.subchart_dir(head) / "README.md").relative_to(paths.ROOT))
-    return str((chart / "README.md").relative_to(paths.ROOT))
+    readme = paths.subchart_dir(head) / "README.md" if chart == paths.CHART and head in paths.SUBCHARTS else chart / "README.md"
+    return str(readme.relative_to(paths.ROOT) if readme.is_relative_to(paths.ROOT) else readme)
 
 
 def _short(value: Any) -> str:
@@ -101,8 +100,9 @@ def check(chart: Path, inputs: HelmInputs) -> Verdict:
     rendered = template(chart, inputs)
     if rendered.returncode:
         verdict.findings += rule_findings(rendered.stderr)
-    job, prefix = (values.get("ppo-job"), "ppo-job.") if chart == paths.CHART else (values, "")
-    if chart in (paths.CHART, paths.subchart_dir("ppo-job")) and job and job.get("enabled", True):
+    umbrella = chart == paths.CHART
+    job, prefix = (values.get("ppo-job"), "ppo-job.") if umbrella else (values, "")
+    if (umbrella or chart.name == "ppo-job") and job and job.get("enabled", True):
         findings, notes = verl_config_findings(job, prefix)
         verdict.findings += findings
         verdict.notes += notes
