@@ -5,9 +5,13 @@ PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup venv values schema docs dashboards check lint demo demo-render demo-down package test bench-submit gpu-wheels gpu-smoke gpu-bench
+.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test bench-submit gpu-wheels gpu-smoke gpu-bench
+.DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
+
+help:  ## list the targets (the two fresh-machine ones: demo, test)
+	@grep -E '^[a-z][-a-z]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([-a-z]+):.*## (.*)$$/  make \1\t\2/' | expand -t 24
 
 setup:  ## create the project venv with requirements.txt, build Helm 3 and 4 and the local cluster, fetch schemas (cached)
 	bash scripts/setup.sh
@@ -15,22 +19,27 @@ setup:  ## create the project venv with requirements.txt, build Helm 3 and 4 and
 venv:  ## only the project venv with requirements.txt (what the generator targets need; cached)
 	python3 -m tools.venv ensure >/dev/null
 
-values: venv  ## regenerate values/ from the catalog and the sizing rules
+values: venv  ## (maintainers) regenerate values/ from the catalog and the sizing rules
 	$(PYTHON) -m generator render
 
-schema: venv  ## regenerate charts/verl-ppo/values.schema.json from schemas/
+schema: venv  ## (maintainers) regenerate every chart's values.schema.json from schemas/
 	$(PYTHON) -m generator schema
 
-docs: venv  ## regenerate README.md's values table from values.yaml comments
+globals: venv  ## (maintainers) copy the umbrella's global defaults into each subchart's values.yaml
+	$(PYTHON) -m generator globals
+
+docs: venv  ## (maintainers) regenerate every chart's README.md from its values.yaml comments
 	$(PYTHON) -m generator docs
 
-dashboards: venv  ## regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
+contract: schema globals docs  ## (maintainers) everything generated from schemas/ and the values files
+
+dashboards: venv  ## (maintainers) regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
 	$(PYTHON) -m generator dashboards
 
 check: venv  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
 
-lint: setup
+lint: setup  ## helm lint --strict the umbrella chart
 	$(HELM) lint --strict charts/verl-ppo
 
 demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
@@ -51,8 +60,10 @@ demo-down:  ## stop every process `make demo` started
 package: venv  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
 	$(PYTHON) -m tools.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
 
-test: setup  ## all tests
-	$(PYTHON) -m pytest tests
+# TIER picks one test tier (a pytest marker: generator, chart, verl, ray, observability, cluster, pods, gpu).
+TIER ?=
+test: setup  ## all tests (TIER=chart: one tier)
+	$(PYTHON) -m pytest tests $(if $(TIER),-m $(TIER))
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
 	$(PYTHON) -m benchmarks.submit_overhead
