@@ -60,7 +60,7 @@ demo-down:  ## stop every process `make demo` started
 package: venv  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
 	$(PYTHON) -m tools.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
 
-# TIER picks one test tier (a pytest marker: generator, chart, verl, ray, observability, cluster, pods, gpu).
+# TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).
 TIER ?=
 test: setup  ## all tests (TIER=chart: one tier)
 	$(PYTHON) -m pytest tests $(if $(TIER),-m $(TIER))

@@ -8,6 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
+import xml.etree.ElementTree as ElementTree
+from urllib.parse import urlparse
+
 import pytest
 import yaml
 
@@ -70,3 +73,19 @@ def test_changes_annotation_is_a_list_of_kinds_and_descriptions():
 @pytest.mark.parametrize("field", ["home", "sources", "maintainers", "icon"])
 def test_chart_yaml_has(field):
     assert METADATA.get(field), f"charts/verl-ppo/Chart.yaml has no {field}"
+
+
+def test_sources_start_with_this_repository():
+    assert METADATA["sources"][0] == METADATA["home"]
+    assert all(urlparse(source).scheme == "https" for source in METADATA["sources"])
+
+
+def test_icon_is_an_svg_of_this_repository_at_its_raw_address():
+    """Artifact Hub fetches the icon: the address is the repository's raw file of its main branch,
+    and that file is here and is an SVG image."""
+    repository = urlparse(METADATA["home"]).path.strip("/")
+    prefix = f"https://raw.githubusercontent.com/{repository}/main/"
+    assert METADATA["icon"].startswith(prefix), METADATA["icon"]
+    icon = paths.ROOT / METADATA["icon"].removeprefix(prefix)
+    assert icon.is_file(), f"{icon} is missing"
+    assert ElementTree.parse(icon).getroot().tag == "{http://www.w3.org/2000/svg}svg"

@@ -48,7 +48,8 @@ def ct_lint(helm: Path, work: Path, root: Path, charts: list[Path]) -> subproces
 
 
 def test_ct_lint_every_chart(helm, tmp_path):
-    result = ct_lint(helm, tmp_path, paths.ROOT, list(CHARTS.values()))
+    root = scratch_repository(tmp_path)  # ct's `helm dependency build` writes into each chart
+    result = ct_lint(helm, tmp_path, root, [root / chart.relative_to(paths.ROOT) for chart in CHARTS.values()])
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     for name in CHARTS:
@@ -56,7 +57,8 @@ def test_ct_lint_every_chart(helm, tmp_path):
 
 
 def scratch_repository(work: Path) -> Path:
-    """A git work tree holding a copy of the charts, values files and ct settings."""
+    """A git work tree holding a copy of the charts, values files and ct settings (ct wants a git
+    repository)."""
     root = work / "repository"
     root.mkdir()
     for name in ("charts", "values", "ct.yaml", "lintconf.yaml"):

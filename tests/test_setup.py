@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,18 +99,19 @@ def test_steps_say_k_of_n_and_keep_build_output_in_the_log(tmp_path):
     first = run_steps(tmp_path)
     assert first.returncode == 0, first.stderr
     assert "setup [1/2] a noisy build: building (first build here) ..." in first.stdout
-    assert "setup [2/2] a quiet one: built in 0s" in first.stdout
+    assert re.search(r"^setup \[2/2\] a quiet one: built in \d+s$", first.stdout, re.M), first.stdout
     assert "go: downloading" not in first.stdout + first.stderr
     assert (tmp_path / "build" / "setup.log").read_text().count("go: downloading") == 200
-    assert (tmp_path / "cache" / "timings" / "noisy").read_text().strip() == "0"
+    recorded = int((tmp_path / "cache" / "timings" / "noisy").read_text())
 
     again = run_steps(tmp_path)
     assert "setup: all 2 steps cached" in again.stdout and "setup [1/2] a noisy build: cached" in again.stdout
 
     (tmp_path / "cache" / "noisy").unlink()  # a new pin: the step builds again, and says how long it took before
     rebuilt = run_steps(tmp_path)
-    assert "setup: 1 of 2 steps to build" in rebuilt.stdout and "1 of those took 0s together last time" in rebuilt.stdout
-    assert "setup [1/2] a noisy build: building (last time 0s) ..." in rebuilt.stdout
+    assert "setup: 1 of 2 steps to build" in rebuilt.stdout
+    assert f"1 of those took {recorded}s together last time" in rebuilt.stdout
+    assert f"setup [1/2] a noisy build: building (last time {recorded}s) ..." in rebuilt.stdout
 
 
 def test_a_failed_step_stops_setup_and_shows_its_log(tmp_path):

@@ -43,10 +43,17 @@ def package_name(chart: Path) -> str:
     return f"{metadata['name']}-{metadata['version']}.tgz"
 
 
+def standalone_dependencies(chart: Path):
+    """copytree's ignore: the charts/ a component's `helm dependency build` leaves in it (to install it
+    alone; .gitignore'd) would put a second library into the umbrella's package."""
+    components = chart / "charts"
+    return lambda directory, names: ["charts"] if Path(directory).parent == components else []
+
+
 def stage(work: Path, chart: Path, values: Path | None) -> Path:
     """A copy of the chart with the values files (where given) inside it."""
     staged = work / chart.name
-    shutil.copytree(chart, staged)
+    shutil.copytree(chart, staged, ignore=standalone_dependencies(chart))
     if values:
         shutil.copytree(values, staged / PACKAGED_VALUES)
     return staged

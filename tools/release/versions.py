@@ -12,6 +12,8 @@ No git history is read: a shallow or tagless clone checks the same.
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
@@ -60,11 +62,19 @@ class ChartState:
 
 
 def current(layout: Layout, helm: Path) -> dict[str, ChartState]:
+    """Each chart as packaged: the umbrella with values/ inside, a subchart as installed alone, with
+    its dependencies (the library) built into it, in a copy (`helm dependency build` writes charts/)."""
     states = {}
     with tempfile.TemporaryDirectory() as work:
+        alone = Path(work) / "alone"
+        shutil.copytree(layout.umbrella / "charts", alone)
         for name, chart in layout.charts().items():
-            values = layout.values if chart == layout.umbrella else None
-            packaged = package(helm, Path(work) / name, chart=chart, values=values)
+            if chart == layout.umbrella:
+                packaged = package(helm, Path(work) / name, chart=chart, values=layout.values)
+            else:
+                subprocess.run([str(helm), "dependency", "build", str(alone / name)], check=True,
+                               capture_output=True, timeout=120)
+                packaged = package(helm, Path(work) / name, chart=alone / name, values=None)
             metadata = chart_metadata(chart)
             changes = (metadata.get("annotations") or {}).get(CHANGES, "")
             states[name] = ChartState(str(metadata["version"]), package_digest(packaged),
