@@ -12,7 +12,7 @@ import yaml
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.checks import effective_values
+from generator.helmvalues import chart_values
 from support.cluster import wait_ready
 from support.registry import local_registry
 from support.release import SignedPackage, signed_package
@@ -51,7 +51,7 @@ def test_install_from_registry(helm, release, local_cluster, tmp_path):
         shape_file = tmp_path / "pulled" / NAME / PACKAGED_VALUES / f"{SHAPE}.yaml"
         assert shape_file.read_bytes() == (paths.VALUES_DIR / f"{SHAPE}.yaml").read_bytes()
 
-        values = effective_values([yaml.safe_load(shape_file.read_text())])
+        values = chart_values(shape_file)
         runner = local_cluster.helm(helm)
         namespace = f"registry-{helm.name}"
         with local_cluster.release_namespace(runner, NAME, namespace, ["-f", str(shape_file)],
