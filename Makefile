@@ -51,14 +51,17 @@ bench-submit: setup  ## print the submitter's overhead from a ready cluster to a
 
 # GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
 # gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.
+# VLLM=1: veRL 0.9.1 with the chart's vLLM rollout (wheels in parts, carried one part a command).
 GPU_COUNTS ?= 1 2
+VLLM ?=
+GPU_MODE_PREFIX = $(if $(VLLM),vllm-)
 
-gpu-wheels: setup  ## (where PyPI is) carry-ready wheels and the chart's rendered runs into .gpu/
-	bash gpu/wheels.sh
+gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in parts) and the chart's rendered runs into .gpu/
+	GPU_PROFILE=$(if $(VLLM),vllm,hf) bash gpu/wheels.sh
 	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS)
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
-	bash gpu/run.sh smoke
+	bash gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
 gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model
-	bash gpu/run.sh bench
+	bash gpu/run.sh $(GPU_MODE_PREFIX)bench

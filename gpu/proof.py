@@ -6,9 +6,12 @@ submits the veRL command the chart rendered (gpu/render_jobs.py) through Ray's J
 it; the proof then checks the checkpoint in the directory the chart names.
 bench: the same with a model of Qwen2.5-0.5B's shape, once with the generated H200 profile and once
 with the seed's parameters: seconds per step, tokens per second and peak GPU memory of each.
+vllm-*: the same with veRL 0.9.1 and the chart's vLLM rollout (wheel profile vllm): vllm-smoke,
+vllm-bench (seed, generated, and generated with the seed's rollout memory fraction 0.4), vllm-memory
+(the last two only).
 
 Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
-Usage: python3 gpu/proof.py {smoke,bench,sizing,all} [--runs NAME ...] [--out DIR] [--timeout S]
+Usage: python3 gpu/proof.py MODE (smoke, bench, sizing, all, vllm-smoke, vllm-bench, vllm-memory, vllm-all) [--runs NAME ...] [--out DIR] [--timeout S]
 """
 
 from __future__ import annotations
@@ -30,9 +33,17 @@ HERE = Path(__file__).resolve().parent
 BUNDLE = Path(os.environ.get("GPU_BUNDLE", HERE.parent / ".gpu"))
 WORK = Path(os.environ.get("GPU_WORK", "/tmp/verl-ppo-gpu"))
 DASHBOARD_PORT = 8265
-MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"]}
+MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing": ["bench-micro16"],
+         "vllm-smoke": ["vllm-smoke"], "vllm-bench": ["vllm-seed", "vllm-generated", "vllm-generated-mem04"],
+         "vllm-memory": ["vllm-generated-mem04", "vllm-generated"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
-MODES["sizing"] = ["bench-micro16"]
+MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
+# (baseline, candidate) pairs compared whenever both ran.
+COMPARISONS = {
+    "generated_vs_seed": ("bench-seed", "bench-generated"),
+    "vllm_generated_vs_seed": ("vllm-seed", "vllm-generated"),
+    "vllm_rollout_memory_generated_vs_0.4": ("vllm-generated-mem04", "vllm-generated"),
+}
 TRAIN_ROWS, TEST_ROWS = 512, 64
 STEP_LINE = re.compile(r"step:(\d+) - (.*)")
 
@@ -79,12 +90,17 @@ class PeakMemory:
 
 def load_runs(names: list[str], gpus: int) -> list[dict]:
     runs = []
+    profile = os.environ.get("GPU_PROFILE", "hf")
     for name in names:
         folder = BUNDLE / "jobs" / f"{name}-{gpus}gpu"
         if not (folder / "run.json").exists():
             sys.exit(f"gpu: no rendered run {folder.name} in {BUNDLE}/jobs: render it where Helm is with "
                      f"`python3 gpu/render_jobs.py --gpus {gpus}` (make gpu-wheels does) and copy .gpu/ here")
-        runs.append({**json.loads((folder / "run.json").read_text()), "folder": str(folder)})
+        run = {**json.loads((folder / "run.json").read_text()), "folder": str(folder)}
+        if run["profile"] != profile:
+            sys.exit(f"gpu: run {name} needs the {run['profile']} wheels, installed is {profile}: "
+                     f"run it with GPU_PROFILE={run['profile']} (make ... VLLM=1 for vllm)")
+        runs.append(run)
     return runs
 
 
@@ -191,14 +207,15 @@ def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) ->
 
     seconds = mean("perf/time_per_step")
     tokens = mean("perf/total_num_tokens")
+    # Every phase veRL timed (the names differ between versions: 0.9.1 adds update_weights and others).
+    phases = sorted({key.removeprefix("timing_s/") for step in steady for key in step if key.startswith("timing_s/")})
     return {
         "steps_logged": sorted(steps), "steady_steps": len(steady),
         "seconds_per_step": seconds,
         "tokens_per_step": tokens,
         "tokens_per_second": round(tokens / seconds, 1) if seconds and tokens else None,
         "tokens_per_second_per_gpu": mean("perf/throughput"),
-        "timing_s": {name: mean(f"timing_s/{name}") for name in
-                     ("gen", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor")},
+        "timing_s": {name: mean(f"timing_s/{name}") for name in phases},
         "torch_max_allocated_gib": max((s.get("perf/max_memory_allocated_gb", 0) for s in steps.values()), default=None),
         "torch_max_reserved_gib": max((s.get("perf/max_memory_reserved_gb", 0) for s in steps.values()), default=None),
         "nvidia_smi_peak_mib": peak,
@@ -206,7 +223,15 @@ def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) ->
     }
 
 
-def run_job(run: dict, head: RayHead, out: Path, timeout: float) -> dict:
+def rollout_figures(entrypoint: str, summary: dict) -> dict:
+    """Generated tokens per second of the rollout phase: the batch's responses over timing_s/gen."""
+    batch = next((int(word.split("=", 1)[1]) for word in entrypoint.split("'") if word.startswith("data.train_batch_size=")), None)
+    gen, length = summary["timing_s"].get("gen"), summary.get("response_length_mean")
+    return {"rollout_rows": batch, "rollout_tokens_per_second": round(batch * length / gen, 1)
+            if batch and gen and length else None}
+
+
+def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint: bool = True) -> dict:
     """Runs the chart's submitter with the chart's Job environment, pointed at the local head."""
     folder = Path(run["folder"])
     spec = json.loads((folder / "job.json").read_text())
@@ -241,27 +266,37 @@ def run_job(run: dict, head: RayHead, out: Path, timeout: float) -> dict:
         "checkpoint_step": latest.read_text().strip() if latest.exists() else None,
         "checkpoint_files": listing, **summarize(run, steps, memory.peak),
     }
+    result.update(rollout_figures(spec["entrypoint"], result))
+    if not keep_checkpoint and Path(run["checkpoint_dir"]).is_dir():
+        # A 0.5B checkpoint is about 12 GB; the GPU machine's disk holds a few. Listed above, then dropped.
+        shutil.rmtree(run["checkpoint_dir"])
     say(f"{run['run']}: exit {code} in {wall} s; steps {result['steps_logged']}; "
         f"{result['seconds_per_step']} s/step, {result['tokens_per_second']} tokens/s; "
         f"checkpoint step {result['checkpoint_step']} ({len(listing)} files in {run['checkpoint_dir']})")
     return result
 
 
-def compare(results: dict[str, dict]) -> dict | None:
-    generated, seed = results.get("bench-generated"), results.get("bench-seed")
-    if not generated or not seed or not generated["seconds_per_step"] or not seed["seconds_per_step"]:
+def compare(baseline: dict | None, candidate: dict | None) -> dict | None:
+    """Candidate over baseline (ratios above 1: the candidate is faster or takes more memory)."""
+    if not baseline or not candidate or not baseline["seconds_per_step"] or not candidate["seconds_per_step"]:
         return None
 
     def ratio(key: str) -> float | None:
-        return round(generated[key] / seed[key], 3) if generated.get(key) and seed.get(key) else None
+        return round(candidate[key] / baseline[key], 3) if candidate.get(key) and baseline.get(key) else None
 
     return {
-        "speedup_seconds_per_step": round(seed["seconds_per_step"] / generated["seconds_per_step"], 3),
+        "speedup_seconds_per_step": round(baseline["seconds_per_step"] / candidate["seconds_per_step"], 3),
         "tokens_per_second_ratio": ratio("tokens_per_second"),
+        "rollout_tokens_per_second_ratio": ratio("rollout_tokens_per_second"),
         "torch_max_allocated_ratio": ratio("torch_max_allocated_gib"),
-        "nvidia_smi_peak_ratio": round(max(generated["nvidia_smi_peak_mib"]) / max(seed["nvidia_smi_peak_mib"]), 3)
-        if generated["nvidia_smi_peak_mib"] and seed["nvidia_smi_peak_mib"] else None,
+        "nvidia_smi_peak_ratio": round(max(candidate["nvidia_smi_peak_mib"]) / max(baseline["nvidia_smi_peak_mib"]), 3)
+        if candidate["nvidia_smi_peak_mib"] and baseline["nvidia_smi_peak_mib"] else None,
     }
+
+
+def comparisons(results: dict[str, dict]) -> dict[str, dict]:
+    return {name: figures for name, (baseline, candidate) in COMPARISONS.items()
+            if (figures := compare(results.get(baseline), results.get(candidate)))}
 
 
 def main() -> int:
@@ -270,6 +305,8 @@ def main() -> int:
     parser.add_argument("--runs", nargs="+", help="run names instead of the mode's (e.g. bench-seed)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or WORK / "out"))
     parser.add_argument("--timeout", type=float, default=480, help="seconds one run may take")
+    parser.add_argument("--drop-checkpoints", action="store_true",
+                        help="list, then delete each run's checkpoint (the disk holds only a few 0.5B ones)")
     args = parser.parse_args()
     gpus = gpu_count()
     if gpus == 0:
@@ -286,13 +323,14 @@ def main() -> int:
     failed = False
     with RayHead(gpus) as head:
         for run in runs:
-            result = run_job(run, head, args.out, args.timeout)
+            result = run_job(run, head, args.out, args.timeout, keep_checkpoint=not args.drop_checkpoints)
             report["runs"][run["run"]] = result
-            report["comparison"] = compare(report["runs"])
+            report["comparison"] = comparisons(report["runs"])
             results_path.write_text(json.dumps(report, indent=2) + "\n")
             failed |= result["exit_code"] != 0 or result["checkpoint_step"] != str(run["steps"])
     print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
-                                                   "torch_max_allocated_gib", "nvidia_smi_peak_mib", "checkpoint_step")}
+                                                   "rollout_tokens_per_second", "timing_s", "torch_max_allocated_gib",
+                                                   "nvidia_smi_peak_mib", "checkpoint_step")}
                       for name, r in report["runs"].items()} | {"comparison": report.get("comparison")}, indent=1))
     return 1 if failed else 0
 
