@@ -106,11 +106,24 @@ class ImportGraph:
                     yield from self._visit(part, package, kind, in_function)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 yield from self._visit(node.body, package, kind, True)
+            elif (lazy := _lazy_loader_target(node)) and not in_function:
+                # vLLM's LazyLoader("name", globals(), "module") imports on first attribute use, which
+                # can be a class body of the same module (an annotation): as good as an import.
+                yield lazy, kind
             else:
                 inner = "conditional" if isinstance(node, ast.If) and kind == "required" else kind
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, ast.stmt):
                         yield from self._visit([child], package, inner, in_function)
+
+
+def _lazy_loader_target(node: ast.stmt) -> str | None:
+    """The module of `x = LazyLoader("x", globals(), "module")`, else None."""
+    call = node.value if isinstance(node, ast.Assign) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "LazyLoader"):
+        return None
+    target = call.args[2] if len(call.args) > 2 else None
+    return target.value if isinstance(target, ast.Constant) and isinstance(target.value, str) else None
 
 
 def _is_type_checking(test: ast.expr) -> bool:

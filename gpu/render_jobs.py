@@ -59,13 +59,17 @@ RUNS = {
         ("ppo-job.actor.ppoMicroBatchSizePerGpu", "16"), ("ppo-job.rollout.logProbMicroBatchSizePerGpu", "32"),
         ("ppo-job.ref.logProbMicroBatchSizePerGpu", "16"), ("ppo-job.critic.ppoMicroBatchSizePerGpu", "16"))),
     # veRL 0.9.1 with the vLLM rollout, as the chart renders it (issue 17): a smoke run, then the seed's
-    # parameters against the generated profile, and the generated profile with the seed's rollout memory
-    # fraction (0.4), which isolates the effect of that one value.
+    # parameters against the generated profile, and the generated profile with the rollout memory fraction of
+    # the rule before the vLLM measurement (0.7 on an H200; now 0.4), which isolates the effect of that value.
     "vllm-smoke": Run("values/h200-141g-x8.yaml", "verl-ppo", "tiny", 3, profile="vllm"),
-    "vllm-seed": Run("values/seed-2gpu.yaml", "vllm-seed", "qwen2.5-0.5b", 4, profile="vllm"),
-    "vllm-generated": Run("values/h200-141g-x8.yaml", "vllm-generated", "qwen2.5-0.5b", 4, profile="vllm"),
-    "vllm-generated-mem04": Run("values/h200-141g-x8.yaml", "vllm-generated-mem04", "qwen2.5-0.5b", 4, (
-        ("ppo-job.rollout.gpuMemoryUtilization", "0.4"),), profile="vllm"),
+    "vllm-seed": Run("values/seed-2gpu.yaml", "vllm-seed", "qwen2.5-0.5b", 3, profile="vllm"),
+    "vllm-generated": Run("values/h200-141g-x8.yaml", "vllm-generated", "qwen2.5-0.5b", 3, profile="vllm"),
+    "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
+        ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
+    # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
+    # compared in one command. HF profile (its wheels fit one command's carry); vLLM the same with veRL 0.9.1.
+    "two-node": Run("values/seed-2gpu.yaml", "two-node", "qwen2.5-0.5b", 3),
+    "vllm-two-node": Run("values/seed-2gpu.yaml", "vllm-two-node", "qwen2.5-0.5b", 3, profile="vllm"),
 }
 
 
@@ -152,11 +156,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chart-root", type=Path, default=ROOT, help="checkout whose chart is rendered")
     parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2], help="GPUs of the machine(s) to run on")
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1],
+                        help="Ray nodes to split those GPUs over (2: a head and a worker raylet)")
     args = parser.parse_args()
     bundle = Path(os.environ.get("GPU_BUNDLE", ROOT / ".gpu"))
     for gpus in args.gpus:
-        for name, run in RUNS.items():
-            render(args.chart_root.resolve(), name, run, gpus, bundle / "jobs" / run_folder(name, gpus))
+        for nodes in (n for n in args.nodes if gpus % n == 0 and gpus // n):
+            for name, run in RUNS.items():
+                render(args.chart_root.resolve(), name, run, gpus // nodes,
+                       bundle / "jobs" / run_folder(name, gpus // nodes, nodes), nodes)
     # The preparation program the chart ships, next to the runs it feeds.
     shutil.copy(args.chart_root / "charts/verl-ppo/charts/ppo-job/files/prepare.py", bundle / "prepare.py")
 

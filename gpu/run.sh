@@ -13,6 +13,10 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep
 fi
 case $1 in vllm-*) export GPU_PROFILE=vllm ;; *) export GPU_PROFILE=hf ;; esac
 export PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0 RAY_DEDUP_LOGS=0
+# NVLink multicast off (the multi-GPU machines require it: it can take a shared host's GPUs down), for
+# every process Ray starts from here.
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} TORCH_SYMM_MEM_DISABLE_MULTICAST=${TORCH_SYMM_MEM_DISABLE_MULTICAST:-1} \
+  NVSHMEM_DISABLE_NVLS=${NVSHMEM_DISABLE_NVLS:-1}
 # Such machines may grow their RAM as it is used: Ray's OOM killer would act on the smaller start figure.
 export RAY_memory_monitor_refresh_ms=${RAY_memory_monitor_refresh_ms:-0}
 start=$(date +%s)
