@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: install one profile's carried wheels (GPU_PROFILE=hf or vllm) into $GPU_SITE, over
 # the preinstalled torch (never replacing it), unpack the slim Ray keeping file modes, and print what the
-# run will import. The vllm profile's wheels arrive as parts (gpu/carry.sh): they are checked against
-# SHA256SUMS and reassembled first. Source it: it exports PYTHONPATH with the site and gpu/shim (and, for
+# run will import. The vllm profile's wheels arrive as parts (gpu/parts.sh keep): they are checked and
+# reassembled first (gpu/parts.sh assemble). Source it: it exports PYTHONPATH with the site and gpu/shim (and, for
 # the HF profile, gpu/flash_attn_stub) for every process Ray starts later.
 GPU_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GPU_BUNDLE=${GPU_BUNDLE:-$GPU_ROOT/.gpu}
@@ -10,24 +10,9 @@ GPU_PROFILE=${GPU_PROFILE:-hf}
 GPU_WORK=${GPU_WORK:-/tmp/verl-ppo-gpu}
 GPU_SITE=${GPU_SITE:-$GPU_WORK/site-$GPU_PROFILE}
 GPU_WHEELS=$GPU_BUNDLE/wheels-$GPU_PROFILE
-parts=$GPU_WORK/parts-$GPU_PROFILE
-if [ ! -f "$GPU_WHEELS/ray-slim.zip" ] && [ -f "$parts/SHA256SUMS" ]; then
-  assembled=$(date +%s)
-  expected=$(grep -c '\.part-' "$parts/SHA256SUMS")
-  present=$(ls "$parts"/*.part-* 2>/dev/null | wc -l)
-  if [ "$present" != "$expected" ]; then
-    echo "gpu: $present of $expected parts in $parts: carry the rest with gpu/carry.sh first" >&2
-    return 2 2>/dev/null || exit 2
-  fi
-  whole=$(grep -v '\.part-' "$parts/SHA256SUMS" | cut -d' ' -f1)
-  mkdir -p "$GPU_BUNDLE"
-  got=$(cat "$parts"/*.part-* | sha256sum | cut -d' ' -f1)
-  if [ "$got" != "$whole" ]; then
-    echo "gpu: reassembled wheels sha256 $got, expected $whole: carry the parts again" >&2
-    return 2 2>/dev/null || exit 2
-  fi
-  cat "$parts"/*.part-* | tar -x -C "$GPU_BUNDLE"
-  echo "gpu: $expected parts reassembled (sha256 $got) in $(( $(date +%s) - assembled )) s"
+if [ ! -f "$GPU_WHEELS/ray-slim.zip" ] && [ -d "$GPU_WORK/parts-$GPU_PROFILE" ]; then
+  GPU_PROFILE=$GPU_PROFILE GPU_WORK=$GPU_WORK bash "$GPU_ROOT/gpu/parts.sh" assemble "$GPU_BUNDLE" \
+    || { return 2 2>/dev/null || exit 2; }
 fi
 if ! ls "$GPU_WHEELS"/*.whl >/dev/null 2>&1 || [ ! -f "$GPU_WHEELS/ray-slim.zip" ]; then
   echo "gpu: no wheels in $GPU_WHEELS: run 'make gpu-wheels' (VLLM=1 for vLLM) where PyPI is reachable and copy .gpu/ here" >&2

@@ -4,15 +4,13 @@
 # veRL 0.9.1, vLLM 0.24.0), each with gpu/wheels-ray.txt, for CPython 3.12 manylinux x86_64; antlr4's
 # runtime built from its sdist (no wheel is published); Ray slimmed to fit the carry limit.
 # Output: $GPU_BUNDLE/wheels-<profile>/. The vllm profile is far over the 64 MiB one command carries:
-# it is also packed as one tar split into parts of at most $GPU_PART_MIB MiB, each with its sha256, in
-# $GPU_BUNDLE/parts-vllm/ (gpu/carry.sh collects them there, gpu/install.sh reassembles them). Idempotent.
+# it is also packed by gpu/parts.sh into checksummed parts in $GPU_BUNDLE/parts-vllm/. Idempotent.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROFILE=${GPU_PROFILE:-hf}
 BUNDLE=${GPU_BUNDLE:-$ROOT/.gpu}
 WHEELS=$BUNDLE/wheels-$PROFILE
 DOWNLOADS=${GPU_DOWNLOADS:-${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}/gpu-downloads}
-PART_MIB=${GPU_PART_MIB:-56}
 PYTHON=${PYTHON:-python3}
 case $PROFILE in
   hf) LIST=$ROOT/gpu/wheels.txt ;;
@@ -49,14 +47,5 @@ while read -r spec; do
 done < <(specs; echo antlr4-python3-runtime==4.9.3)
 echo "GPU wheels ($PROFILE): $(ls "$WHEELS" | wc -l) files, $(du -sm "$WHEELS" | cut -f1) MiB in $WHEELS ($(( $(date +%s) - start )) s)"
 
-if [ "$PROFILE" = vllm ]; then
-  PARTS=$BUNDLE/parts-$PROFILE
-  rm -rf "$PARTS" && mkdir -p "$PARTS"
-  # Sorted names and fixed metadata: the same wheels give the same parts and checksums.
-  tar -C "$BUNDLE" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - "wheels-$PROFILE" \
-    | split -b "${PART_MIB}M" -d -a 2 - "$PARTS/wheels-$PROFILE.tar.part-"
-  (cd "$PARTS" && sha256sum wheels-"$PROFILE".tar.part-* > SHA256SUMS \
-    && tar -C "$BUNDLE" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - "wheels-$PROFILE" \
-      | sha256sum | sed "s/-\$/wheels-$PROFILE.tar/" >> SHA256SUMS)
-  echo "GPU parts ($PROFILE): $(ls "$PARTS"/*.part-* | wc -l) parts of at most $PART_MIB MiB in $PARTS (SHA256SUMS)"
-fi
+# Over the 64 MiB one command carries: in checksummed parts (gpu/parts.sh).
+[ "$PROFILE" != vllm ] || bash "$ROOT/gpu/parts.sh" pack "$BUNDLE" "$PROFILE"
