@@ -22,7 +22,7 @@ start=$(date +%s)
 specs() { grep -h -v -e '^#' -e '^$' "$LIST" "$ROOT/gpu/wheels-ray.txt"; }
 
 platforms=()
-for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 \
+for p in manylinux_2_31_x86_64 manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 \
     manylinux_2_5_x86_64 manylinux1_x86_64; do
   platforms+=(--platform "$p")
 done
