@@ -12,7 +12,9 @@ entries always import, each on its own, and lists every module name that could n
 command shows all that is missing instead of the first.
 
 Usage: python3 gpu/import_graph.py SITE ENTRY_MODULE ... [--present NAME ...] [--lazy] [--import-them]
-       (ENTRY_MODULE may be @FILE: one module a line, e.g. gpu/import-entries-vllm.txt)
+       (a name may be @FILE, one a line: gpu/import-entries-vllm.txt, gpu/machine-modules.txt)
+Here: unpack (or pip install --target) the profile's wheels into SITE, then
+       python3 gpu/import_graph.py SITE @gpu/import-entries-vllm.txt --present @gpu/machine-modules.txt
 """
 
 from __future__ import annotations
@@ -155,6 +157,7 @@ def import_each(modules: list[str]) -> dict[str, list[str]]:
 
 
 def entry_modules(words: list[str]) -> list[str]:
+    """Module names, each word either a name or @FILE with one a line (# comments)."""
     modules = []
     for word in words:
         if word.startswith("@"):
@@ -169,7 +172,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", type=Path)
     parser.add_argument("entries", nargs="+")
-    parser.add_argument("--present", nargs="*", default=[], help="top-level modules the target machine has")
+    parser.add_argument("--present", nargs="*", default=[],
+                        help="top-level modules the target machine has (@FILE: gpu/machine-modules.txt)")
     parser.add_argument("--lazy", action="store_true", help="follow imports inside functions too")
     parser.add_argument("--import-them", action="store_true", help="then import every always-imported module")
     args = parser.parse_args()
@@ -177,7 +181,7 @@ def main() -> None:
     entries = entry_modules(args.entries)
     for entry in entries:
         graph.walk(entry)
-    skip = set(sys.stdlib_module_names) | set(args.present) | {"__future__"}
+    skip = set(sys.stdlib_module_names) | set(entry_modules(args.present)) | {"__future__"}
     print(f"# {sum(kind == 'required' for kind in graph.seen.values())} modules always imported, "
           f"{len(graph.seen)} reached from {len(entries)} entry modules")
     reported = set(skip)
