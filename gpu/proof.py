@@ -10,9 +10,13 @@ vllm-*: the same with veRL 0.9.1 and the chart's vLLM rollout (wheel profile vll
 vllm-bench (seed, generated, and generated at the earlier rule's rollout memory fraction 0.7), vllm-memory
 (the last two only). One 0.5B run takes about 6 minutes with veRL 0.9.1 (3 of them start-up), so a
 command of at most 10 minutes holds one of them: `--runs NAME`.
+two-node, vllm-two-node: one run on two Ray nodes of one GPU each (head and worker raylet), then on one
+node of two GPUs (`--nodes 2 1`).
 
 Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
-Usage: python3 gpu/proof.py MODE (smoke, bench, sizing, all, vllm-smoke, vllm-bench, vllm-memory, vllm-all) [--runs NAME ...] [--out DIR] [--timeout S]
+
+Usage: python3 gpu/proof.py MODE [--runs NAME ...] [--nodes N ...] [--out DIR] [--timeout S] [--drop-checkpoints]
+(MODE: one of MODES below)
 """
 
 from __future__ import annotations
