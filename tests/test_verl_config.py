@@ -3,6 +3,7 @@ against the `ppo_trainer` config of every supported veRL version (config files f
 value of the type veRL declares for it (its config dataclasses where the version has them, else its
 default's type) and in the range its code needs."""
 
+import functools
 import json
 import shlex
 from pathlib import Path
@@ -21,11 +22,16 @@ VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
                 *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
 
 
-def rendered_command(*args: str) -> list[str]:
+@functools.lru_cache(maxsize=None)  # one render per set of arguments: several tests compose the same command
+def _rendered_words(*args: str) -> tuple[str, ...]:
     result = helm_cli.template(helm_binaries()["helm3"], *args)
     assert result.returncode == 0, result.output
     config = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
-    return shlex.split(json.loads(config["data"]["job.json"])["entrypoint"])
+    return tuple(shlex.split(json.loads(config["data"]["job.json"])["entrypoint"]))
+
+
+def rendered_command(*args: str) -> list[str]:
+    return list(_rendered_words(*args))
 
 
 def compose_with_verl(version: str, overrides: list[str]):

@@ -1,0 +1,54 @@
+"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates]"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tools.mutate import python_mutants, templates
+from tools.mutate.score import Score, survivors, table
+from tools.mutate.targets import PYTHON_TARGETS
+from tools.mutate.tree import WORK, copy_tree
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tools.mutate", description=__doc__)
+    parser.add_argument("--only", action="append", default=[],
+                        help="mutate only modules / templates whose path contains this (repeatable)")
+    parser.add_argument("--sample", type=int, help="at most N mutants per module, evenly spaced")
+    parser.add_argument("--no-python", action="store_true", help="skip the Python modules")
+    parser.add_argument("--no-templates", action="store_true", help="skip the chart's template mutants")
+    return parser.parse_args(argv)
+
+
+def chosen(path: str, only: list[str]) -> bool:
+    return not only or any(text in path for text in only)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    tree = copy_tree()
+    scores: list[Score] = []
+    if not args.no_python:
+        for target in (t for t in PYTHON_TARGETS if chosen(t.module, args.only)):
+            if not python_mutants.baseline_passes(target, tree):
+                print(f"{target.module}: its tests fail unmutated ({target.test_command()}); skipped", flush=True)
+                continue
+            print(f"mutating {target.module} ...", flush=True)
+            scores.append(python_mutants.run_target(target, tree, WORK, args.sample))
+            print(table(scores[-1:]), flush=True)
+    if not args.no_templates:
+        selected = [m for m in templates.mutants(tree) if chosen(str(m.path), args.only)]
+        if args.sample:
+            step = max(1, len(selected) // args.sample)
+            selected = selected[::step][:args.sample]
+        print(f"mutating the chart's templates: {len(selected)} mutants ...", flush=True)
+        scores += templates.run_templates(tree, selected)
+    print("\nshare of mutants killed\n" + table(scores))
+    if any(score.survived for score in scores):
+        print("\nsurvivors\n" + survivors(scores))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
