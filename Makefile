@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: setup values schema docs dashboards check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
+.PHONY: setup values schema docs dashboards check lint demo demo-render demo-down test mutate bench-submit gpu-wheels gpu-smoke gpu-bench
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
 
@@ -45,6 +45,13 @@ demo-down:  ## stop every process `make demo` started
 
 test: setup  ## all tests
 	$(PYTHON) -m pytest tests
+
+# Options of tools/mutate, e.g. MUTATE_ARGS="--only generator/sizing.py" or "--sample 40".
+MUTATE_ARGS ?=
+
+mutate: setup  ## mutation testing (cosmic-ray, chart template mutants): share of mutants killed per module; slow, not in `make test`
+	$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements-mutate.txt
+	$(PYTHON) -m tools.mutate $(MUTATE_ARGS)
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
 	$(PYTHON) -m benchmarks.submit_overhead

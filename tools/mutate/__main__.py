@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from tools.mutate import python_mutants, templates
-from tools.mutate.score import Score, survivors, table
+from tools.mutate.score import Score, equivalents, survivors, table
 from tools.mutate.targets import PYTHON_TARGETS
 from tools.mutate.tree import WORK, copy_tree
 
@@ -18,6 +18,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, help="at most N mutants per module, evenly spaced")
     parser.add_argument("--no-python", action="store_true", help="skip the Python modules")
     parser.add_argument("--no-templates", action="store_true", help="skip the chart's template mutants")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: the table of the last run's results (build/mutate/)")
     return parser.parse_args(argv)
 
 
@@ -27,6 +29,8 @@ def chosen(path: str, only: list[str]) -> bool:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.report:
+        return report(args)
     tree = copy_tree()
     scores: list[Score] = []
     if not args.no_python:
@@ -43,11 +47,28 @@ def main(argv: list[str]) -> int:
             step = max(1, len(selected) // args.sample)
             selected = selected[::step][:args.sample]
         print(f"mutating the chart's templates: {len(selected)} mutants ...", flush=True)
-        scores += templates.run_templates(tree, selected)
+        scores += templates.run_templates(tree, selected, WORK / "templates.jsonl")
+    print_scores(scores)
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    """The table again from the sessions and results a run left in build/mutate/."""
+    tree = WORK / "tree"
+    scores = [python_mutants.read_score(target, tree, WORK / f"{target.name}.sqlite") for target in PYTHON_TARGETS
+              if chosen(target.module, args.only) and (WORK / f"{target.name}.sqlite").exists()]
+    if (WORK / "templates.jsonl").exists():
+        scores += [s for s in templates.read_scores(WORK / "templates.jsonl") if chosen(s.module, args.only)]
+    print_scores(scores)
+    return 0
+
+
+def print_scores(scores: list[Score]) -> None:
     print("\nshare of mutants killed\n" + table(scores))
+    if any(score.equivalent for score in scores):
+        print("\nequivalent (left out of the share)\n" + equivalents(scores))
     if any(score.survived for score in scores):
         print("\nsurvivors\n" + survivors(scores))
-    return 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.mutate.equivalent import why_equivalent
 from tools.mutate.score import Score
 
 # Operators left out: replacing arithmetic or a comparison by a bitwise, shift, power or identity
@@ -25,6 +26,7 @@ class PythonTarget:
     module: str  # path relative to the repository root
     tests: tuple[str, ...]  # pytest arguments selecting the tests that exercise it
     timeout: float = 300.0  # seconds per mutant's test run; a mutant that hangs the tests is killed
+    excluded: tuple[str, ...] = ()  # operators left out for this module only (regular expressions), and why
 
     @property
     def name(self) -> str:
@@ -36,7 +38,7 @@ class PythonTarget:
 
 
 def config_text(target: PythonTarget) -> str:
-    excluded = ", ".join(f"'{pattern}'" for pattern in EXCLUDED_OPERATORS)
+    excluded = ", ".join(f"'{pattern}'" for pattern in (*EXCLUDED_OPERATORS, *target.excluded))
     return (f"[cosmic-ray]\nmodule-path = '{target.module}'\ntimeout = {target.timeout}\nexcluded-modules = []\n"
             f'test-command = "{target.test_command()}"\n\n[cosmic-ray.distributor]\nname = "local"\n\n'
             f"[cosmic-ray.filters.operators-filter]\nexclude-operators = [{excluded}]\n")
@@ -92,9 +94,14 @@ def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
             if result.test_outcome == TestOutcome.SURVIVED:
                 mutation = item.mutations[0]
                 line = mutation.start_pos[0]
-                score.survived.append(f"line {line} {mutation.operator_name} #{mutation.occurrence}: "
-                                      f"{source[line - 1].strip()}")
+                where = f"line {line} {mutation.operator_name} #{mutation.occurrence}: {source[line - 1].strip()}"
+                why = why_equivalent(target.module, mutation.operator_name, source[line - 1])
+                if why:
+                    score.equivalent.append(f"{where} ({why})")
+                else:
+                    score.survived.append(where)
             else:  # killed, or incompetent (the mutant does not even import): the tests noticed
                 score.killed += 1
     score.survived.sort(key=lambda text: int(text.split()[1]))
+    score.equivalent.sort(key=lambda text: int(text.split()[1]))
     return score

@@ -1,4 +1,6 @@
-"""Killed / total per module, and the table `make mutate` prints."""
+"""Killed / total per module, and the table `make mutate` prints. A surviving mutant listed as
+equivalent (tools/mutate/equivalent.py: it behaves as the original on every input the product can get)
+is shown apart and left out of the share."""
 
 from __future__ import annotations
 
@@ -10,21 +12,28 @@ class Score:
     module: str
     killed: int = 0
     survived: list[str] = field(default_factory=list)  # one line per surviving mutant: where and what
+    equivalent: list[str] = field(default_factory=list)  # survivors explained as equivalent, with why
 
     @property
     def total(self) -> int:
-        return self.killed + len(self.survived)
+        return self.killed + len(self.survived) + len(self.equivalent)
 
     def share(self) -> str:
-        return f"{100 * self.killed / self.total:.0f}%" if self.total else "-"
+        judged = self.killed + len(self.survived)
+        return f"{100 * self.killed / judged:.0f}%" if judged else "-"
 
 
 def table(scores: list[Score]) -> str:
     width = max([len(s.module) for s in scores] + [6])
-    lines = [f"{'module':<{width}}  killed  total  share"]
-    lines += [f"{s.module:<{width}}  {s.killed:>6}  {s.total:>5}  {s.share():>5}" for s in scores]
+    lines = [f"{'module':<{width}}  mutants  killed  equivalent  survived  killed share"]
+    lines += [f"{s.module:<{width}}  {s.total:>7}  {s.killed:>6}  {len(s.equivalent):>10}  {len(s.survived):>8}  "
+              f"{s.share():>12}" for s in scores]
     return "\n".join(lines)
 
 
 def survivors(scores: list[Score]) -> str:
     return "\n".join(f"{s.module}: {line}" for s in scores for line in s.survived)
+
+
+def equivalents(scores: list[Score]) -> str:
+    return "\n".join(f"{s.module}: {line}" for s in scores for line in s.equivalent)

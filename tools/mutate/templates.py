@@ -5,6 +5,7 @@ templates), stopping at the first failure."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -99,15 +100,26 @@ def killed(mutant: TemplateMutant, tree: Path, timeout: float = 900) -> bool:
         template.write_text(original)
 
 
-def run_templates(tree: Path, selected: list[TemplateMutant]) -> list[Score]:
-    scores: dict[str, Score] = {}
+def run_templates(tree: Path, selected: list[TemplateMutant], results: Path) -> list[Score]:
+    """Tests each mutant; one JSON line per mutant into `results` as it goes (read back by --report)."""
+    results.unlink(missing_ok=True)
     for mutant in selected:
-        score = scores.setdefault(str(mutant.path), Score(str(mutant.path)))
         original = (tree / mutant.path).read_text().splitlines()[mutant.line - 1]
-        if killed(mutant, tree):
+        outcome = "killed" if killed(mutant, tree) else "survived"
+        with results.open("a") as out:
+            out.write(json.dumps({"path": str(mutant.path), "outcome": outcome,
+                                  "mutant": mutant.describe(original)}) + "\n")
+        print(f"  {outcome:<8} {mutant.path}:{mutant.describe(original)}", flush=True)
+    return read_scores(results)
+
+
+def read_scores(results: Path) -> list[Score]:
+    scores: dict[str, Score] = {}
+    for line in results.read_text().splitlines():
+        entry = json.loads(line)
+        score = scores.setdefault(entry["path"], Score(entry["path"]))
+        if entry["outcome"] == "killed":
             score.killed += 1
         else:
-            score.survived.append(mutant.describe(original))
-        print(f"  {'killed  ' if not score.survived or score.survived[-1] != mutant.describe(original) else 'SURVIVED'}"
-              f" {mutant.path}:{mutant.describe(original)}", flush=True)
+            score.survived.append(entry["mutant"])
     return list(scores.values())
