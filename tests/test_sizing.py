@@ -36,3 +36,39 @@ def test_micro_batch_divides_the_sized_per_gpu_mini_batch(shape_name, mini, node
 def test_micro_batch_of_odd_per_gpu_batches(shape_name, nodes, mini, expected):
     sizing = size(CATALOG.shapes[shape_name], MODEL, RunShape(nodes=nodes, ppo_mini_batch_size=mini))
     assert (sizing.ppo_mini_batch_size, sizing.micro_batch) == expected
+
+
+def test_the_guides_batches_are_the_defaults():
+    sizing = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2))
+    assert (sizing.train_batch_size, sizing.ppo_mini_batch_size) == (256, 64)
+
+
+def test_micro_batches_stop_at_32_on_the_largest_gpus():
+    """Short sequences on H200: memory alone would allow 64 per micro batch."""
+    run = RunShape(nodes=1, train_batch_size=1024, ppo_mini_batch_size=512, max_prompt_length=128,
+                   max_response_length=128)
+    sizing = size(CATALOG.shapes["h200-141g-x8"], MODEL, run)
+    assert (sizing.micro_batch, sizing.log_prob_micro_batch, sizing.ref_log_prob_micro_batch) == (32, 32, 32)
+
+
+@pytest.mark.parametrize("nodes, offload", [(1, (True, True)), (3, (False, True)), (4, (False, False))])
+def test_offload_thresholds_by_the_share_of_one_gpu(nodes, offload):
+    """7.6B Adam states, 16 bytes a parameter, sharded over 4, 12 or 16 A10s: 1.18, 0.39 and 0.30 of a
+    24 GiB GPU each: over a half offloads both, over a third the optimizer only."""
+    sizing = size(CATALOG.shapes["a10-24g-x4"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=nodes))
+    assert (sizing.param_offload, sizing.optimizer_offload) == offload
+
+
+def test_token_budget_is_the_next_power_of_two_of_two_micro_batches():
+    exact = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2, max_prompt_length=256, max_response_length=256))
+    assert exact.micro_batch == 4
+    assert (exact.actor_token_budget, exact.critic_token_budget) == (4096, 8192)  # 2 x 4 x 512 is a power of two
+    guide = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2))
+    assert (guide.actor_token_budget, guide.critic_token_budget) == (8192, 16384)  # 2 x 4 x 768 = 6144, rounded up
+
+
+def test_batches_with_several_responses_need_whole_samples_only_after_n():
+    """8 GPUs, n = 4: a mini batch of 50 gives 200 samples, divisible by 8, so it stays; the train batch
+    grows to whole mini batches."""
+    sizing = size(CATALOG.shapes["h800-80g-x8"], MODEL, RunShape(nodes=1, ppo_mini_batch_size=50, responses_per_prompt=4))
+    assert (sizing.train_batch_size, sizing.ppo_mini_batch_size) == (300, 50)

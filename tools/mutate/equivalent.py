@@ -1,24 +1,39 @@
 """Surviving mutants that are equivalent: no input the product can get tells them from the original.
-Keyed by (module, operator name, the mutated line's source, stripped); the value says why."""
+Keyed by (module, the mutated line, compared without whitespace: cosmic-ray's printer spaces it its
+own way); the value says why."""
 
 from __future__ import annotations
 
-EQUIVALENT: dict[tuple[str, str, str], str] = {
-    ("generator/summary.py", "core/NumberReplacer",
-     'limits = pod_spec["containers"][0].get("resources", {}).get("limits", {})'):
-        "containers[0] -> containers[-1]: the chart's Ray pods have one container",
-    ("generator/summary.py", "core/NumberReplacer", 'limits = head["containers"][0]["resources"]["limits"]'):
-        "containers[0] -> containers[-1]: the chart's Ray pods have one container",
-    ("generator/summary.py", "core/NumberReplacer", 'limits = spec["containers"][0]["resources"]["limits"]'):
-        "containers[0] -> containers[-1]: the chart's Ray pods have one container",
-    ("generator/summary.py", "core/ReplaceComparisonOperator_Eq_LtE",
-     'for config in (o for o in objects if o["kind"] == "ConfigMap" and "job.json" in o.get("data", {})):'):
-        "only the job ConfigMap has data with job.json; no other kind carries `data`",
-    ("generator/summary.py", "core/ReplaceComparisonOperator_Eq_GtE",
-     'for config in (o for o in objects if o["kind"] == "ConfigMap" and "job.json" in o.get("data", {})):'):
-        "only the job ConfigMap has data with job.json; no other kind carries `data`",
+import re
+
+_ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one container"
+_JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
+
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
+        _ONE_CONTAINER,
+    ("generator/summary.py", 'limits = head["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
+    ("generator/summary.py", 'limits = spec["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
+    ("generator/summary.py", 'for config in (o for o in objects if o["kind"] <= "ConfigMap" and "job.json" in '
+                             'o.get("data", {})):'): _JOB_CONFIGMAP,
+    ("generator/summary.py", 'for config in (o for o in objects if o["kind"] >= "ConfigMap" and "job.json" in '
+                             'o.get("data", {})):'): _JOB_CONFIGMAP,
+    ("generator/sizing.py", "@dataclass(frozen=False)"): "nothing assigns to a Sizing after it is made",
+    ("generator/sizing.py", "weights_gib = model.params_billion * 1000000001.0 * WEIGHT_BYTES_PER_PARAM / 2**30"):
+        "one part in a billion of the weights' size moves no threshold",
+    ("generator/sizing.py", "shard_gib = model.params_billion * 1000000001.0 * TRAINING_BYTES_PER_PARAM / "
+                            "total_gpus / 2**30"): "one part in a billion of the shard's size moves no threshold",
+    ("generator/sizing.py", "actor = 1 << (2 * micro * run.sequence_length - 2).bit_length()"):
+        "2 x micro x length is even, so less 1 or less 2 has the same bit length",
 }
 
 
-def why_equivalent(module: str, operator: str, source_line: str) -> str | None:
-    return EQUIVALENT.get((module, operator, source_line.strip()))
+def _bare(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+_BY_BARE_LINE = {(module, _bare(line)): why for (module, line), why in EQUIVALENT.items()}
+
+
+def why_equivalent(module: str, mutated_line: str) -> str | None:
+    return _BY_BARE_LINE.get((module, _bare(mutated_line)))

@@ -94,8 +94,11 @@ def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
             if result.test_outcome == TestOutcome.SURVIVED:
                 mutation = item.mutations[0]
                 line = mutation.start_pos[0]
-                where = f"line {line} {mutation.operator_name} #{mutation.occurrence}: {source[line - 1].strip()}"
-                why = why_equivalent(target.module, mutation.operator_name, source[line - 1])
+                added = [text[1:].strip() for text in (result.diff or "").splitlines()
+                         if text.startswith("+") and not text.startswith("+++")]
+                where = (f"line {line} {mutation.operator_name}: {source[line - 1].strip()} -> "
+                         f"{added[0] if added else '?'}")
+                why = why_equivalent(target.module, added[0]) if added else None
                 if why:
                     score.equivalent.append(f"{where} ({why})")
                 else:
