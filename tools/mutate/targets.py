@@ -8,7 +8,7 @@ from tools.mutate.python_mutants import PythonTarget
 
 GENERATOR = "tests/test_generator.py"
 SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory or scales")
-DISCOVER_UNIT = ("tests/test_cluster_discover.py", "-k",
+DISCOVER_UNIT = ("tests/test_discover.py", "tests/test_cluster_discover.py", "-k",
                  "not one_entry_per_node and not values_rendered_from_discovery")
 VERL = ("tests/test_verl_config.py", "-k", "not rendered_command_composes")
 # `Path / "name"` replaced by another operator fails at import, in every test: nothing to learn from it.
