@@ -1,4 +1,4 @@
-"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates]"""
+"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors] [--report]"""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, help="at most N mutants per module, evenly spaced")
     parser.add_argument("--no-python", action="store_true", help="skip the Python modules")
     parser.add_argument("--no-templates", action="store_true", help="skip the chart's template mutants")
+    parser.add_argument("--retry-survivors", action="store_true",
+                        help="test again only the Python mutants that survived the last run (after adding tests)")
     parser.add_argument("--report", action="store_true",
                         help="run nothing: the table of the last run's results (build/mutate/)")
     return parser.parse_args(argv)
@@ -32,6 +34,11 @@ def main(argv: list[str]) -> int:
     if args.report:
         return report(args)
     tree = copy_tree()
+    if args.retry_survivors:
+        scores = [python_mutants.retry_survivors(target, tree, WORK) for target in PYTHON_TARGETS
+                  if chosen(target.module, args.only) and (WORK / f"{target.name}.sqlite").exists()]
+        print_scores(scores)
+        return 0
     scores: list[Score] = []
     if not args.no_python:
         for target in (t for t in PYTHON_TARGETS if chosen(t.module, args.only)):

@@ -81,6 +81,17 @@ def run_target(target: PythonTarget, tree: Path, work: Path, sample: int | None 
     return read_score(target, tree, session)
 
 
+def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
+    """Tests again, with the tests as they are now, only the mutants that survived the last run."""
+    import sqlite3
+
+    session = work / f"{target.name}.sqlite"
+    with sqlite3.connect(session) as db:
+        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+    _cosmic_ray(tree, "exec", str(work / f"{target.name}.toml"), str(session))
+    return read_score(target, tree, session)
+
+
 def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
