@@ -49,22 +49,21 @@ RANGES = {
 
 
 def _annotation_type(annotation: str) -> tuple[type | None, bool]:
-    """(scalar type or None when not a plain scalar, whether None is allowed) of an annotation's source."""
-    text = annotation.replace(" ", "")
-    optional = False
-    if text.startswith("Optional[") and text.endswith("]"):
-        text, optional = text[len("Optional["):-1], True
-    parts = text.split("|")
-    if "None" in parts:
-        parts.remove("None")
-        optional = True
+    """(scalar type or None when not a plain scalar, whether None is allowed) of an annotation's source,
+    ` = None` appended where that is the field's default."""
+    annotation, none_default, _ = annotation.partition(" = None")
+    parts = annotation.replace(" ", "").split("|")
+    optional = "None" in parts or bool(none_default)
+    parts = [part for part in parts if part != "None"]
+    if len(parts) == 1 and parts[0].startswith("Optional[") and parts[0].endswith("]"):
+        parts, optional = [parts[0][len("Optional["):-1]], True
     return (SCALARS.get(parts[0]) if len(parts) == 1 else None), optional
 
 
 def _none_default(field: ast.AnnAssign) -> str:
     """OmegaConf takes a field whose default is None as Optional, whatever its annotation says."""
     none = isinstance(field.value, ast.Constant) and field.value.value is None
-    return " | None" if none else ""
+    return " = None" if none else ""
 
 
 def _class_fields(tree: ast.Module) -> dict[str, tuple[list[str], dict[str, str]]]:

@@ -111,6 +111,24 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
                      "(RolloutConfig.gpu_memory_utilization: float)"]
 
 
+@pytest.mark.parametrize("override, found", [
+    ("actor_rollout_ref.actor.ppo_epochs=banana",  # a field ActorConfig declares, FSDPActorConfig inherits
+     "actor_rollout_ref.actor.ppo_epochs=banana: veRL declares int (FSDPActorConfig.ppo_epochs: int)"),
+    ("actor_rollout_ref.actor.loss_scale_factor=banana",  # Optional[int]: None or an int
+     "actor_rollout_ref.actor.loss_scale_factor=banana: veRL declares int (FSDPActorConfig.loss_scale_factor: "
+     "Optional[int] = None)"),
+    ("actor_rollout_ref.actor.loss_scale_factor=null", None),
+    ("actor_rollout_ref.actor.ppo_micro_batch_size=null", None),
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=1", None),  # an int is a float too
+    ("trainer.save_freq=true", "trainer.save_freq=True: veRL declares int (its default)"),  # a bool is no int
+    ("actor_rollout_ref.actor.clip_ratio=false", "actor_rollout_ref.actor.clip_ratio=False: veRL declares float "
+                                                 "(FSDPActorConfig.clip_ratio: float)"),
+    ("trainer.project_name=42", None),  # a str field takes any scalar, as OmegaConf converts it
+])
+def test_one_override_against_the_types_of_verl_0_9(override, found):
+    assert verlconfig.rejected_override(verl_config_dir("0.9.1"), override) == found
+
+
 def test_correct_extra_arg_composes():
     words = rendered_command("--set", "ppo-job.extraArgs[0]=trainer.val_before_train=False")
     assert compose_with_verl("0.4.1", words[3:]).trainer.val_before_train is False
