@@ -26,9 +26,9 @@ PYTHON_TARGETS = (
     PythonTarget("generator/dashboards.py", ("tests/test_observability_chart.py", "-k", "dashboards_are")),
     PythonTarget("generator/paths.py", (GENERATOR, "tests/test_verl_config.py", "-k", "readme or schema or supported"),
                  excluded=PATH_DIVISION),
-    PythonTarget("generator/verlconfig.py", VERL),
-    PythonTarget("generator/verltypes.py", VERL),
-    PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py")),
+    PythonTarget("generator/verlconfig.py", VERL, 120.0),
+    PythonTarget("generator/verltypes.py", VERL, 120.0),
+    PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py"), 120.0),
     # Each run starts a real Ray head and runs Ray jobs: minutes per mutant on two cores.
     PythonTarget("charts/verl-ppo/charts/ppo-job/files/submitter.py", ("tests/test_submitter_ray.py",), 900.0),
 )
