@@ -26,7 +26,8 @@ LABEL_LINE = re.compile(r"^[a-z0-9./-]+: ")
 PORT = re.compile(r"^(\s*-?\s*(?:containerPort|port|targetPort): )(\d+)\s*$")
 NICE = ["nice", "-n", "10"]
 RULE_TESTS = ("tests/test_bad_input.py", "tests/test_chart.py", "-k", "not helm3")
-RENDER_TESTS = ("tests/test_chart.py", "tests/test_observability_chart.py", "-k", "not helm3")
+RENDER_TESTS = ("tests/test_chart_networkpolicy.py", "tests/test_chart.py", "tests/test_observability_chart.py", "-k",
+                "not helm3")
 
 
 @dataclass(frozen=True)
