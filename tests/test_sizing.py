@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from generator.catalog import load_catalog
-from generator.sizing import RunShape, batches_for, memory_micro_batch, size
+from generator.catalog import ModelProfile, load_catalog
+from generator.sizing import (RunShape, batches_for, memory_micro_batch, pod_resources, rollout_memory_fraction, size,
+                              tensor_parallel)
 
 CATALOG = load_catalog()
 MODEL = CATALOG.models["qwen2.5-0.5b"]
@@ -72,3 +75,57 @@ def test_batches_with_several_responses_need_whole_samples_only_after_n():
     grows to whole mini batches."""
     sizing = size(CATALOG.shapes["h800-80g-x8"], MODEL, RunShape(nodes=1, ppo_mini_batch_size=50, responses_per_prompt=4))
     assert (sizing.train_batch_size, sizing.ppo_mini_batch_size) == (300, 50)
+
+
+SEED = CATALOG.shapes["seed-2gpu"]
+
+
+def shape_with(memory_gib: float, base: str = "seed-2gpu", **changes):
+    return replace(CATALOG.shapes[base], gpu_memory_gib=memory_gib, **changes)
+
+
+def model_of(params_billion: float) -> ModelProfile:
+    return ModelProfile(f"test-{params_billion}b", "/data/model", params_billion)
+
+
+def test_memory_micro_batch_rounds_down_to_a_power_of_two():
+    """The guide's 4 on 24 GiB at its 512 + 256 tokens; just under twice the memory is still 4, twice is 8."""
+    run = RunShape(nodes=2)
+    assert memory_micro_batch(SEED, MODEL, run) == 4
+    assert memory_micro_batch(shape_with(47.99), MODEL, run) == 4
+    assert memory_micro_batch(shape_with(48), MODEL, run) == 8
+
+
+def test_smaller_models_get_no_larger_micro_batch_than_half_a_billion():
+    run = RunShape(nodes=2)
+    assert memory_micro_batch(SEED, model_of(0.25), run) == memory_micro_batch(SEED, model_of(0.5), run) == 4
+    assert memory_micro_batch(SEED, model_of(1.0), run) == 2  # twice the width: half the micro batch
+
+
+def test_pod_cpu_is_rounded_down_to_whole_cores():
+    assert pod_resources(replace(SEED, allocatable_cpu="1999m"), 1.0)[0] == "1"
+    assert pod_resources(replace(SEED, allocatable_cpu="37500m"), 0.8) == ("30", "100Gi")
+
+
+@pytest.mark.parametrize("shape_name, params, expected", [
+    ("h800-80g-x8", 7.62, 1),  # 14.2 GiB of weights: under a quarter of 80 GiB on one GPU
+    ("a10-24g-x4", 32.0, 4),  # 59.6 GiB would want 16 GPUs: a replica never spans the node's 4
+    ("h200-141g-x8", 18.9, 1),  # 35.20 GiB: under a quarter of 141 GiB (35.25 GiB), if over 35
+])
+def test_tensor_parallel_keeps_a_weight_shard_under_a_quarter_of_a_gpu(shape_name, params, expected):
+    shape = CATALOG.shapes[shape_name]
+    weights_gib = params * 1e9 * 2 / 2**30
+    tp = tensor_parallel(shape, model_of(params))
+    assert tp == expected, (weights_gib, shape.gpu_memory_gib / 4)
+    assert weights_gib / tp <= shape.gpu_memory_gib / 4 or tp == shape.gpus_per_node
+
+
+def test_rollout_memory_fraction_steps_just_above_each_size():
+    assert [rollout_memory_fraction(shape_with(gib)) for gib in (24, 24.5, 48, 48.5, 96, 96.5)] == \
+        [0.4, 0.5, 0.5, 0.6, 0.6, 0.7]
+
+
+def test_forward_micro_batches_split_the_whole_per_gpu_batch_with_n():
+    """128 GPUs, 2 responses a prompt: 512 samples, 4 a GPU bound both forward-only passes."""
+    sizing = size(CATALOG.shapes["h200-141g-x8"], MODEL, RunShape(nodes=16, responses_per_prompt=2))
+    assert (sizing.log_prob_micro_batch, sizing.ref_log_prob_micro_batch) == (4, 4)

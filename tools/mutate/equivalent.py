@@ -23,6 +23,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "one part in a billion of the weights' size moves no threshold",
     ("generator/sizing.py", "shard_gib = model.params_billion * 1000000001.0 * TRAINING_BYTES_PER_PARAM / "
                             "total_gpus / 2**30"): "one part in a billion of the shard's size moves no threshold",
+    ("generator/sizing.py", "return min(floor_power_of_two(max(0.0, REFERENCE_MICRO_BATCH * scale)), MAX_MICRO_BATCH)"):
+        "floor_power_of_two returns 1 for anything below 2, so a floor of 0 or 1 gives the same",
+    ("generator/sizing.py", "per_gpu_batch = max(1, run.train_batch_size * run.responses_per_prompt / total_gpus)"):
+        "batches_for makes train batch x n a multiple of the GPUs: the division is exact, and 2.0 == 2",
+    ("generator/sizing.py", "shard_gib = model.params_billion * 1e9 * TRAINING_BYTES_PER_PARAM // total_gpus / 2**30"):
+        "rounding the shard down to whole bytes moves no threshold",
     ("generator/sizing.py", "actor = 1 << (2 * micro * run.sequence_length - 2).bit_length()"):
         "2 x micro x length is even, so less 1 or less 2 has the same bit length",
 }

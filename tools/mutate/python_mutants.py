@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.paths import ROOT
 from tools.mutate.equivalent import why_equivalent
 from tools.mutate.score import Score
 
@@ -96,7 +97,7 @@ def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
-    source = (tree / target.module).read_text().splitlines()
+    source = (ROOT / target.module).read_text().splitlines()  # the checkout's: the tree may hold a mutant
     score = Score(target.module)
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:

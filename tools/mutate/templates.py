@@ -16,8 +16,8 @@ from tools.mutate.score import Score
 
 CHART = Path("charts/verl-ppo")
 # The chart's rulebook: the templates that check values and fail (library helpers included).
-RULE_FILE = re.compile(r"/_(validate|validations|preflight|rules|rulebook)[^/]*\.tpl$")
-FAILS = re.compile(r'include "verl-ppo\.validate\.|[({]\s*-?\s*fail\b')
+RULE_FILE = re.compile(r"/(_rules[^/]*\.tpl|validate\.yaml)$")
+FAILS = re.compile(r'include "verl-ppo\.(rule|validate)"|[({]\s*-?\s*fail\b')
 COMPARISON = re.compile(r"\((ne|eq|gt|lt|ge|le) ")
 FLIPPED = {"ne": "eq", "eq": "ne", "gt": "le", "le": "gt", "lt": "ge", "ge": "lt"}
 NUMBER = re.compile(r"(?<![\w.$%\"-])(\d+)(?![\w.\"])")
@@ -25,7 +25,12 @@ LABEL_INCLUDE = re.compile(r'include "verl-ppo\.(releasePodLabel|selectorLabels)
 LABEL_LINE = re.compile(r"^[a-z0-9./-]+: ")
 PORT = re.compile(r"^(\s*-?\s*(?:containerPort|port|targetPort): )(\d+)\s*$")
 NICE = ["nice", "-n", "10"]
-RULE_TESTS = ("tests/test_bad_input.py", "tests/test_chart.py", "-k", "not helm3")
+# Every bad input (a dropped rule lets its case through), and valid values rendered (a flipped rule fails them).
+RULE_TESTS = ("tests/test_bad_input.py", "tests/test_observability_chart.py", "-k",
+              "not helm3 and (rejects_and_names or behind_the_schema or bad_observability or every_broken_rule "
+              "or podmonitor_forced or set_forms or check_types)")
+# A component's own validate.yaml runs only when it is installed alone.
+STANDALONE_TESTS = ("tests/test_subcharts.py", "-k", "not helm3 and (rulebook_with_its_own or checks_a_component_alone)")
 RENDER_TESTS = ("tests/test_chart_networkpolicy.py", "tests/test_chart.py", "tests/test_observability_chart.py", "-k",
                 "not helm3")
 
@@ -48,7 +53,8 @@ def _rule_mutants(path: Path, lines: list[str]) -> list[TemplateMutant]:
         if "define " in line or line.lstrip().startswith("{{/*"):
             continue
         if FAILS.search(line):
-            found.append(TemplateMutant("drop-rule", path, number, "", RULE_TESTS))
+            standalone = path.name == "validate.yaml" and "/charts/verl-ppo/charts/" in f"/{path}"
+            found.append(TemplateMutant("drop-rule", path, number, "", STANDALONE_TESTS if standalone else RULE_TESTS))
         if line.lstrip().startswith("{{- if") or line.lstrip().startswith("{{- else if"):
             for match in COMPARISON.finditer(line):
                 flipped = line[:match.start(1)] + FLIPPED[match.group(1)] + line[match.end(1):]
