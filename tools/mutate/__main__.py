@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tools.mutate import python_mutants, templates
 from tools.mutate.score import Score, equivalents, survivors, table
@@ -20,6 +21,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-templates", action="store_true", help="skip the chart's template mutants")
     parser.add_argument("--retry-survivors", action="store_true",
                         help="test again only the Python mutants that survived the last run (after adding tests)")
+    parser.add_argument("--work", type=Path, default=WORK,
+                        help=f"where the tree copy and the results go (default {WORK}); two runs need two")
     parser.add_argument("--report", action="store_true",
                         help="run nothing: the table of the last run's results (build/mutate/)")
     return parser.parse_args(argv)
@@ -33,10 +36,12 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.report:
         return report(args)
-    tree = copy_tree()
+    work = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    tree = copy_tree(work / "tree")
     if args.retry_survivors:
-        scores = [python_mutants.retry_survivors(target, tree, WORK) for target in PYTHON_TARGETS
-                  if chosen(target.module, args.only) and (WORK / f"{target.name}.sqlite").exists()]
+        scores = [python_mutants.retry_survivors(target, tree, work) for target in PYTHON_TARGETS
+                  if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
         print_scores(scores)
         return 0
     scores: list[Score] = []
@@ -46,7 +51,7 @@ def main(argv: list[str]) -> int:
                 print(f"{target.module}: its tests fail unmutated ({target.test_command()}); skipped", flush=True)
                 continue
             print(f"mutating {target.module} ...", flush=True)
-            scores.append(python_mutants.run_target(target, tree, WORK, args.sample))
+            scores.append(python_mutants.run_target(target, tree, work, args.sample))
             print(table(scores[-1:]), flush=True)
     if not args.no_templates:
         selected = [m for m in templates.mutants(tree) if chosen(str(m.path), args.only)]
@@ -54,18 +59,18 @@ def main(argv: list[str]) -> int:
             step = max(1, len(selected) // args.sample)
             selected = selected[::step][:args.sample]
         print(f"mutating the chart's templates: {len(selected)} mutants ...", flush=True)
-        scores += templates.run_templates(tree, selected, WORK / "templates.jsonl")
+        scores += templates.run_templates(tree, selected, work / "templates.jsonl")
     print_scores(scores)
     return 0
 
 
 def report(args: argparse.Namespace) -> int:
-    """The table again from the sessions and results a run left in build/mutate/."""
-    tree = WORK / "tree"
-    scores = [python_mutants.read_score(target, tree, WORK / f"{target.name}.sqlite") for target in PYTHON_TARGETS
-              if chosen(target.module, args.only) and (WORK / f"{target.name}.sqlite").exists()]
-    if (WORK / "templates.jsonl").exists():
-        scores += [s for s in templates.read_scores(WORK / "templates.jsonl") if chosen(s.module, args.only)]
+    """The table again from the sessions and results a run left in its work directory."""
+    work = args.work
+    scores = [python_mutants.read_score(target, work / "tree", work / f"{target.name}.sqlite")
+              for target in PYTHON_TARGETS if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
+    if (work / "templates.jsonl").exists():
+        scores += [s for s in templates.read_scores(work / "templates.jsonl") if chosen(s.module, args.only)]
     print_scores(scores)
     return 0
 

@@ -28,7 +28,9 @@ PYTHON_TARGETS = (
                  excluded=PATH_DIVISION),
     PythonTarget("generator/verlconfig.py", VERL, 120.0),
     PythonTarget("generator/verltypes.py", VERL, 120.0),
-    PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py"), 120.0),
+    PythonTarget("generator/check.py", ("tests/test_bad_input.py", "-k", "generator_check or cannot_read or every_broken "
+                                        "or set_forms or check_types"), 300.0),
+    PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "-k", "not helm3"), 300.0),
     # Each run starts a real Ray head and runs Ray jobs: minutes per mutant on two cores.
     PythonTarget("charts/verl-ppo/charts/ppo-job/files/submitter.py", ("tests/test_submitter_ray.py",), 900.0),
 )
