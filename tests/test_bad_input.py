@@ -290,3 +290,26 @@ def test_values_helm_cannot_read_are_named_before_any_rule(helm, tmp_path, capsy
     output = capsys.readouterr().out
     assert re.search(r": \(values\)=: .*" + re.escape(named_in_error), output), output
     assert "fix the values file or the --set syntax Helm names" in output
+
+
+# Values exactly at each rule's limit (the default seed shape: 4 GPUs, 37.5 CPU / 125Gi nodes): valid,
+# so a rule that fires one step early fails here.
+AT_THE_LIMIT = {
+    "one-sample-per-gpu": ["--set", "ppo-job.actor.ppoMiniBatchSize=4", "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=1",
+                           "--set", "ppo-job.critic.ppoMicroBatchSizePerGpu=1"],
+    "mini-batch-equals-batch": ["--set", "ppo-job.actor.ppoMiniBatchSize=256", "--set", "ppo-job.data.trainBatchSize=256"],
+    "fullname-of-45": ["--set", "global.fullnameOverride=" + "a" * 45],
+    "tensor-parallel-of-a-whole-node": ["--set", "ppo-job.rollout.tensorModelParallelSize=2"],
+    "autoscaling-exactly-the-workers": ["--set", "raycluster.worker.autoscaling.enabled=true",
+                                        "--set", "raycluster.worker.autoscaling.minReplicas=1",
+                                        "--set", "raycluster.worker.autoscaling.maxReplicas=1"],
+    "pods-of-the-whole-allocatable": ["--set", "raycluster.worker.resources.cpu=37500m",
+                                      "--set", "raycluster.head.resources.memory=125Gi"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(AT_THE_LIMIT))
+def test_values_at_a_rules_limit_pass(helm, capsys, case):
+    result = helm_cli.template(helm, *AT_THE_LIMIT[case])
+    assert result.returncode == 0, result.output
+    assert generator_main(["check", *AT_THE_LIMIT[case]]) == 0, capsys.readouterr().out
