@@ -62,6 +62,13 @@ def test_offload_thresholds_by_the_share_of_one_gpu(nodes, offload):
     assert (sizing.param_offload, sizing.optimizer_offload) == offload
 
 
+def test_a_shard_of_a_fraction_of_a_gib_counts():
+    """8.5 GiB of Adam states a GPU (12 A10s): over a third of 24 GiB, though 8 GiB would not be."""
+    params = 8.5 * 12 * 2**30 / 16e9
+    sizing = size(CATALOG.shapes["a10-24g-x4"], model_of(params), RunShape(nodes=3))
+    assert (sizing.param_offload, sizing.optimizer_offload) == (False, True)
+
+
 def test_token_budget_is_the_next_power_of_two_of_two_micro_batches():
     exact = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2, max_prompt_length=256, max_response_length=256))
     assert exact.micro_batch == 4
@@ -111,6 +118,7 @@ def test_pod_cpu_is_rounded_down_to_whole_cores():
     ("h800-80g-x8", 7.62, 1),  # 14.2 GiB of weights: under a quarter of 80 GiB on one GPU
     ("a10-24g-x4", 32.0, 4),  # 59.6 GiB would want 16 GPUs: a replica never spans the node's 4
     ("h200-141g-x8", 18.9, 1),  # 35.20 GiB: under a quarter of 141 GiB (35.25 GiB), if over 35
+    ("seed-2gpu", 6 * 2**30 / 2e9, 1),  # exactly a quarter of 24 GiB: still one GPU
 ])
 def test_tensor_parallel_keeps_a_weight_shard_under_a_quarter_of_a_gpu(shape_name, params, expected):
     shape = CATALOG.shapes[shape_name]

@@ -29,6 +29,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "batches_for makes train batch x n a multiple of the GPUs: the division is exact, and 2.0 == 2",
     ("generator/sizing.py", "shard_gib = model.params_billion * 1e9 * TRAINING_BYTES_PER_PARAM // total_gpus / 2**30"):
         "rounding the shard down to whole bytes moves no threshold",
+    ("generator/sizing.py", "return max(0, micro)"):
+        "the halving stops at 1 at the latest (1 divides every number), so micro is never below 1",
+    ("generator/sizing.py", "per_gpu_batch = max(0, run.train_batch_size * run.responses_per_prompt // total_gpus)"):
+        "batches_for raises the train batch to at least one sample per GPU",
     ("generator/sizing.py", "actor = 1 << (2 * micro * run.sequence_length - 2).bit_length()"):
         "2 x micro x length is even, so less 1 or less 2 has the same bit length",
 }

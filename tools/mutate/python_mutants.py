@@ -88,6 +88,9 @@ def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
 
     session = work / f"{target.name}.sqlite"
     with sqlite3.connect(session) as db:
+        # Mutants the last run never reached stay unrun: mark them skipped, then free the survivors.
+        db.execute("INSERT INTO work_results (worker_outcome, output, job_id) SELECT 'SKIPPED', 'not run', job_id "
+                   "FROM work_items WHERE job_id NOT IN (SELECT job_id FROM work_results)")
         db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
     _cosmic_ray(tree, "exec", str(work / f"{target.name}.toml"), str(session))
     return read_score(target, tree, session)
