@@ -16,7 +16,7 @@ PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
 PYTHON_TARGETS = (
     PythonTarget("generator/sizing.py", SIZING),
-    PythonTarget("generator/quantity.py", ("tests/test_sizing.py", *DISCOVER_UNIT)),
+    PythonTarget("generator/quantity.py", ("tests/test_quantity.py", "tests/test_sizing.py", *DISCOVER_UNIT)),
     PythonTarget("generator/catalog.py", (GENERATOR, "tests/test_sizing.py")),
     PythonTarget("generator/discover.py", DISCOVER_UNIT),
     PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values")),
