@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.report:
         return report(args)
-    work = args.work
+    work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     tree = copy_tree(work / "tree")
     if args.retry_survivors:
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
 
 def report(args: argparse.Namespace) -> int:
     """The table again from the sessions and results a run left in its work directory."""
-    work = args.work
+    work = args.work.resolve()
     scores = [python_mutants.read_score(target, work / "tree", work / f"{target.name}.sqlite")
               for target in PYTHON_TARGETS if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
     if (work / "templates.jsonl").exists():
