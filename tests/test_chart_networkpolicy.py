@@ -57,3 +57,15 @@ def test_every_pod_that_speaks_to_ray_carries_the_admitted_labels(helm, case, tm
     assert len(ray_groups) >= 2, f"{case}: no worker group to check: {ray_groups}"
     missing = {where: labels for where, labels in templates.items() if not admitted.items() <= labels.items()}
     assert missing == {}, f"pods the policy would cut off from Ray (needs {admitted})"
+
+
+@pytest.mark.parametrize("case", ["defaults", "h800-80g-x8"])
+def test_every_pod_template_carries_the_releases_selector_labels(helm, case, tmp_path):
+    """What selects the release's pods (kubectl -l, the tests' release_pods, a user's policies):
+    app.kubernetes.io/name and /instance, and a component, on the Ray pods as on the others."""
+    result = helm_cli.template(helm, *values_args(case, tmp_path), release="team")
+    assert result.returncode == 0, result.output
+    for where, labels in pod_templates(result.documents()).items():
+        assert labels.get("app.kubernetes.io/name") == "verl-ppo", where
+        assert labels.get("app.kubernetes.io/instance") == "team", where
+        assert labels.get("app.kubernetes.io/component"), where
