@@ -303,7 +303,7 @@ AT_THE_LIMIT = {
     "autoscaling-exactly-the-workers": ["--set", "raycluster.worker.autoscaling.enabled=true",
                                         "--set", "raycluster.worker.autoscaling.minReplicas=1",
                                         "--set", "raycluster.worker.autoscaling.maxReplicas=1"],
-    "cpu-only-head-with-its-workers": ["--set", "raycluster.head.trainsOnHead=false"],
+    "cpu-only-head-with-one-worker": ["--set", "raycluster.head.trainsOnHead=false", "--set", "global.gpu.nodes=1"],
     "pods-of-the-whole-allocatable": ["--set", "raycluster.worker.resources.cpu=37500m",
                                       "--set", "raycluster.head.resources.memory=125Gi"],
 }
