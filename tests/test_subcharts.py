@@ -98,6 +98,14 @@ def test_each_component_alone_fails_on_its_own_rule(helm, standalone, name):
     assert f"  - {line} " in result.stderr, result.stderr
 
 
+def test_no_gpu_worker_rule_past_the_schema(helm, standalone):
+    """The schema keeps global.gpu.nodes >= 1 (under the umbrella 0 GPUs would also divide by zero in the
+    batch rules); past it, the raycluster component alone still names the field."""
+    result = helm_cli.run(helm, "template", "team", str(standalone["raycluster"]), "--skip-schema-validation", *CLAIM,
+                          "--set", "global.gpu.nodes=0", "--set", "head.trainsOnHead=false")
+    assert result.returncode != 0 and "  - global.gpu.nodes=0: leaves no GPU worker" in result.stderr, result.stderr
+
+
 def test_the_umbrella_checks_once_with_every_component_in_view(helm):
     """Under the umbrella only its own call of the rulebook runs: one failure, not one per component."""
     result = helm_cli.template(helm, "--set", "raycluster.head.serviceType=LoadBalancer",
