@@ -21,7 +21,7 @@ PYTHON_TARGETS = (
     PythonTarget("generator/discover.py", DISCOVER_UNIT),
     PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values")),
     PythonTarget("generator/schema.py", (GENERATOR, "-k", "schema")),
-    PythonTarget("generator/valuesdoc.py", (GENERATOR, "-k", "readme")),
+    PythonTarget("generator/valuesdoc.py", ("tests/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
     PythonTarget("generator/dashboards.py", ("tests/test_observability_chart.py", "-k", "dashboards_are")),
     PythonTarget("generator/paths.py", (GENERATOR, "tests/test_verl_config.py", "-k", "readme or schema or supported"),
