@@ -48,7 +48,7 @@ def local_cluster(tmp_path_factory):
 # Every test file belongs to exactly one tier, by its name.
 TIERS = {
     "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py",
-                  "test_quantity.py", "test_valuesdoc.py"),
+                  "test_quantity.py", "test_valuesdoc.py", "test_paths.py", "test_dashboards.py"),
     "chart": ("test_chart.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
               "test_observability_chart.py", "test_chart_networkpolicy.py"),
     "verl": ("test_verl_config.py",),
