@@ -5,7 +5,7 @@ PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test bench-submit gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -64,6 +64,13 @@ package: venv  ## the chart's release package in build/charts/, values/ inside (
 TIER ?=
 test: setup  ## all tests (TIER=chart: one tier)
 	$(PYTHON) -m pytest tests $(if $(TIER),-m $(TIER))
+
+# Options of tools/mutate, e.g. MUTATE_ARGS="--only generator/sizing.py" or "--sample 40".
+MUTATE_ARGS ?=
+
+mutate: setup  ## mutation testing (cosmic-ray, chart template mutants): share of mutants killed per module; slow, not in `make test`
+	$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements-mutate.txt
+	$(PYTHON) -m tools.mutate $(MUTATE_ARGS)
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
 	$(PYTHON) -m benchmarks.submit_overhead

@@ -7,12 +7,13 @@ the generator: without it, or without the config, the check is reported as skipp
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 from pathlib import Path
 from typing import Any
 
-from generator import paths
+from generator import paths, verltypes
 
 CONFIG_NAME = "ppo_trainer"
 
@@ -53,13 +54,31 @@ def compose(directory: Path, overrides: list[str]) -> Any:
         return hydra_compose(config_name=CONFIG_NAME, overrides=overrides)
 
 
+@functools.lru_cache(maxsize=None)
+def defaults(directory: Path) -> Any:
+    """veRL's config composed without overrides: the default of every key."""
+    return compose(directory, [])
+
+
+def source_root(directory: Path) -> Path:
+    """The directory above `verl/` that holds this config directory (`verl/trainer/config`)."""
+    return directory.parents[2]
+
+
+def type_violations(directory: Path, config: Any, keys: list[str] | None = None) -> list[str]:
+    """What veRL's declared types and needed ranges refuse in a config composed from `directory`."""
+    return verltypes.violations(config, defaults(directory), source_root(directory), keys)
+
+
 def rejected_override(directory: Path, override: str) -> str | None:
-    """Why veRL's config rejects this one override (Hydra's first line), or None where it composes."""
+    """Why veRL's config rejects this one override (Hydra's first line, or the type or range veRL's
+    code needs), or None where it composes and fits."""
     from hydra.errors import ConfigCompositionException
 
     try:
-        compose(directory, [override])
+        config = compose(directory, [override])
     except ConfigCompositionException as error:
         cause = error.__cause__ or error
         return str(cause).strip().splitlines()[0]
-    return None
+    found = type_violations(directory, config, [override.split("=", 1)[0].lstrip("+~")])
+    return found[0] if found else None

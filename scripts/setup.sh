@@ -82,26 +82,34 @@ schemas_build() {
     "$promop_crds" monitoring.coreos.com_podmonitors.yaml monitoring.coreos.com_servicemonitors.yaml
 }
 
-# veRL's Hydra config of every supported version: the config files of its wheel (no dependencies).
+# veRL's Hydra config of every supported version, and its config dataclasses where it has them (0.6 and
+# later; tier 3 and `generator check` read their declared types): files of its wheel (no dependencies).
+# The stamp names what was copied, so a cache from an older recipe is refreshed.
+verl_parts="verl/trainer/config verl/workers/config"
 verl_config_ready() {
   local version
   for version in $VERL_VERSIONS; do
-    [ -f "$cache/verl-config/$version/verl/trainer/config/ppo_trainer.yaml" ] || return 1
+    [ "$(cat "$cache/verl-config/$version/.copied" 2>/dev/null)" = "$verl_parts" ] || return 1
   done
 }
 verl_config_build() {
-  local version dest tmp
+  local version dest tmp part
   for version in $VERL_VERSIONS; do
     dest="$cache/verl-config/$version"
-    [ -f "$dest/verl/trainer/config/ppo_trainer.yaml" ] && continue
+    [ "$(cat "$dest/.copied" 2>/dev/null)" = "$verl_parts" ] && continue
     tmp=$(mktemp -d)
     "$venv_python" -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "verl==$version"
     "$venv_python" -m zipfile -e "$tmp"/verl-*.whl "$tmp/unpacked"
-    # What an interrupted run left goes first: `cp -r` and `mv` into an existing directory would nest the copy.
+    for part in $verl_parts; do
+      [ -d "$tmp/unpacked/$part" ] || continue
+      mkdir -p "$tmp/copy/$(dirname "$part")"
+      cp -r "$tmp/unpacked/$part" "$tmp/copy/$part"
+    done
+    printf '%s' "$verl_parts" > "$tmp/copy/.copied"
+    # Replaced whole: what an interrupted run left goes first, and `mv` into an existing directory would nest.
     rm -rf "$dest"
-    mkdir -p "$dest/verl/trainer"
-    cp -r "$tmp/unpacked/verl/trainer/config" "$dest/config.tmp"
-    mv "$dest/config.tmp" "$dest/verl/trainer/config"
+    mkdir -p "$(dirname "$dest")"
+    mv "$tmp/copy" "$dest"
     rm -rf "$tmp"
   done
 }

@@ -47,10 +47,11 @@ def local_cluster(tmp_path_factory):
 # Test tiers (README, "Layout"), each a marker: `pytest -m chart`, `pytest -m "not cluster"`.
 # Every test file belongs to exactly one tier, by its name.
 TIERS = {
-    "generator": ("test_generator.py",),
+    "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py",
+                  "test_quantity.py", "test_valuesdoc.py", "test_paths.py", "test_dashboards.py"),
     "setup": ("test_setup.py",),
     "chart": ("test_chart.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
-              "test_observability_chart.py", "test_chart_metadata.py"),
+              "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py"),
     "release": ("test_release_*.py",),
     "verl": ("test_verl_config.py",),
     "ray": ("test_submitter_ray.py", "test_prepare.py", "test_benchmarks.py"),

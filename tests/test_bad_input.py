@@ -1,8 +1,13 @@
 """Bad input fails early: each wrong values file is rejected by `helm template` (Helm 3 and 4: schema
-or `fail`) and by `generator check`, and both messages name the field."""
+or `fail`) and by `generator check`, and both messages name the field and the value, each a whole
+token. A case says which layer stops it (the schema or the chart's rulebook) and must be stopped there:
+a rule the schema already guards is reached past it (`--skip-schema-validation`), so removing the rule
+fails its case."""
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,6 +26,20 @@ class Case:
     field: str
     release: str = "verl-ppo"
     mentions: list[str] = field(default_factory=list)
+    layer: str = "rule"  # what stops it: "rule" (the chart's rulebook) or "schema" (values.schema.json)
+    value: str | None = None  # as the messages print it; None: the value at `field` in `values`, if one
+
+    def printed_value(self) -> str | None:
+        if self.value is not None:
+            return self.value
+        node: Any = self.values
+        for part in self.field.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        if isinstance(node, (dict, list)):
+            return None
+        return '""' if node == "" else str(node).lower() if isinstance(node, bool) else str(node)
 
 
 def job(**sections) -> dict:
@@ -29,30 +48,30 @@ def job(**sections) -> dict:
 
 CASES = [
     # Wrong types and ranges (schema).
-    Case("batch-not-integer", job(data={"trainBatchSize": "256x"}), "ppo-job.data.trainBatchSize"),
+    Case("batch-not-integer", job(data={"trainBatchSize": "256x"}), "ppo-job.data.trainBatchSize", layer="schema"),
     Case("memory-fraction-over-1", job(rollout={"gpuMemoryUtilization": 1.5}),
-         "ppo-job.rollout.gpuMemoryUtilization"),
-    Case("zero-nodes", {"global": {"gpu": {"nodes": 0}}}, "global.gpu.nodes"),
-    Case("negative-lr", job(actor={"lr": -1}), "ppo-job.actor.lr"),
-    Case("unknown-verl-version", job(verlVersion="0.5.0"), "ppo-job.verlVersion"),
-    Case("unknown-rollout-engine", job(rollout={"name": "vlm"}), "ppo-job.rollout.name"),
-    Case("unknown-storage-type", {"storage": {"type": "s3"}}, "storage.type"),
+         "ppo-job.rollout.gpuMemoryUtilization", layer="schema"),
+    Case("zero-nodes", {"global": {"gpu": {"nodes": 0}}}, "global.gpu.nodes", layer="schema"),
+    Case("negative-lr", job(actor={"lr": -1}), "ppo-job.actor.lr", layer="schema"),
+    Case("unknown-verl-version", job(verlVersion="0.5.0"), "ppo-job.verlVersion", layer="schema"),
+    Case("unknown-rollout-engine", job(rollout={"name": "vlm"}), "ppo-job.rollout.name", layer="schema"),
+    Case("unknown-storage-type", {"storage": {"type": "s3"}}, "storage.type", layer="schema"),
     Case("memory-not-a-quantity", {"raycluster": {"head": {"resources": {"memory": "100GB"}}}},
-         "raycluster.head.resources.memory"),
+         "raycluster.head.resources.memory", layer="schema"),
     Case("cpu-not-a-quantity", {"raycluster": {"worker": {"resources": {"cpu": "lots"}}}},
-         "raycluster.worker.resources.cpu"),
-    Case("unknown-logger", job(trainer={"logger": ["consol"]}), "ppo-job.trainer.logger"),
+         "raycluster.worker.resources.cpu", layer="schema"),
+    Case("unknown-logger", job(trainer={"logger": ["consol"]}), "ppo-job.trainer.logger", layer="schema"),
     Case("monitor-setting-not-auto-true-false", {"observability": {"podMonitor": {"enabled": "yes"}}},
-         "observability.podMonitor.enabled"),
-    Case("nccl-variable-name", {"raycluster": {"nccl": {"IB_HCA": "mlx5"}}}, "raycluster.nccl"),
+         "observability.podMonitor.enabled", layer="schema"),
+    Case("nccl-variable-name", {"raycluster": {"nccl": {"IB_HCA": "mlx5"}}}, "raycluster.nccl.IB_HCA"),
     Case("source-range-not-cidr", {"raycluster": {"ingress": {"accessControl": {"sourceRanges": ["10.0.0.1"]}}}},
-         "raycluster.ingress.accessControl.sourceRanges"),
+         "raycluster.ingress.accessControl.sourceRanges", layer="schema"),
     Case("relative-checkpoint-dir", job(trainer={"checkpointDir": "checkpoints/run"}),
-         "ppo-job.trainer.checkpointDir"),
+         "ppo-job.trainer.checkpointDir", layer="schema"),
     # Unknown keys (misspellings) are errors, not silently ignored.
     Case("misspelled-micro-batch-key", job(actor={"ppoMicroBatchSize": 4}), "ppo-job.actor",
-         mentions=["ppoMicroBatchSize"]),
-    Case("unknown-top-level-key", {"raycluster": {"workers": {"replicas": 2}}}, "raycluster", mentions=["workers"]),
+         mentions=["ppoMicroBatchSize"], layer="schema"),
+    Case("unknown-top-level-key", {"raycluster": {"workers": {"replicas": 2}}}, "raycluster", mentions=["workers"], layer="schema"),
     # veRL's batch arithmetic (4 GPUs by default).
     Case("batch-not-divisible-by-gpus", job(data={"trainBatchSize": 250}), "ppo-job.data.trainBatchSize"),
     Case("mini-batch-larger-than-batch", job(actor={"ppoMiniBatchSize": 512}), "ppo-job.actor.ppoMiniBatchSize"),
@@ -64,7 +83,7 @@ CASES = [
     Case("tensor-parallel-spans-nodes", job(rollout={"tensorModelParallelSize": 4}),
          "ppo-job.rollout.tensorModelParallelSize"),
     # GPU totals and the node type.
-    Case("gpus-per-node-above-any-node", {"global": {"gpu": {"perNode": 17}}}, "global.gpu.perNode"),
+    Case("gpus-per-node-above-any-node", {"global": {"gpu": {"perNode": 17}}}, "global.gpu.perNode", layer="schema"),
     Case("nnodes-overridden-in-extra-args", job(extraArgs=["trainer.nnodes=3"]), "ppo-job.extraArgs[0]"),
     Case("autoscaling-range-excludes-training-workers",
          {"raycluster": {"worker": {"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 3}}}},
@@ -74,11 +93,13 @@ CASES = [
     Case("head-memory-over-allocatable", {"raycluster": {"head": {"resources": {"memory": "200Gi"}}}},
          "raycluster.head.resources.memory"),
     # Names KubeRay and the Job controller extend.
-    Case("fullname-too-long", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride"),
-    Case("fullname-not-dns", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride"),
-    Case("release-name-too-long", {}, "release name", release="r" + "x" * 45),
+    Case("fullname-too-long", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride", layer="schema"),
+    Case("fullname-not-dns", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride", layer="schema"),
+    Case("release-name-too-long", {}, "release name", release="r" + "x" * 45, value="r" + "x" * 45),
+    Case("release-name-starts-with-a-digit", {}, "release name", release="9ppo", value="9ppo",
+         mentions=["DNS-1035"]),
     Case("worker-group-name-invalid", {"raycluster": {"worker": {"groupName": "GPU_Workers"}}},
-         "raycluster.worker.groupName"),
+         "raycluster.worker.groupName", layer="schema"),
     # The dashboard runs arbitrary code.
     Case("head-service-outside-the-cluster", {"raycluster": {"head": {"serviceType": "LoadBalancer"}}},
          "raycluster.head.serviceType", mentions=["allowUnauthenticatedService"]),
@@ -94,7 +115,7 @@ CASES = [
     Case("tos-without-bucket", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "bucket": ""}}},
          "storage.tos.bucket"),
     Case("tos-access-key-in-values", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "accessKeyId": "AK"}}},
-         "storage.tos", mentions=["accessKeyId"]),
+         "storage.tos", mentions=["accessKeyId"], layer="schema"),
     Case("nas-without-server", {"storage": {"type": "nas"}}, "storage.nas.server"),
     Case("existing-claim-and-created-claim", {"global": {"storage": {"existingClaim": "data"}}},
          "global.storage.existingClaim"),
@@ -109,14 +130,39 @@ CASES = [
          "ppo-job.prepare.dataset.localPath"),
     Case("prepare-model-off-the-volume", job(prepare={"enabled": True}, model={"path": "/models/qwen"}),
          "ppo-job.model.path", mentions=["/data/"]),
-    Case("prepare-unknown-source", job(prepare={"enabled": True, "source": "s3"}), "ppo-job.prepare.source"),
-    Case("working-dir-local-path", job(runtimeEnv={"workingDir": "./my-code"}), "ppo-job.runtimeEnv.workingDir"),
+    Case("prepare-unknown-source", job(prepare={"enabled": True, "source": "s3"}), "ppo-job.prepare.source", layer="schema"),
+    Case("working-dir-local-path", job(runtimeEnv={"workingDir": "./my-code"}), "ppo-job.runtimeEnv.workingDir", layer="schema"),
 ]
 
 
+def token(text: str) -> str:
+    """`text` as a whole token: not part of a longer path, key or word."""
+    return rf"(?<![\w./\[-]){re.escape(text)}(?![\w\[/-])"
+
+
+# An element of a list field, as Helm's JSON pointer (/0) and generator check's path (.0) name it.
+INDEX = r"(?:/\d+|\.\d+)?"
+
+
 def named(output: str, case: Case) -> bool:
-    pointer = "/" + case.field.replace(".", "/")
-    return (case.field in output or pointer in output) and all(word in output for word in case.mentions)
+    """The field (a dotted path, or Helm's JSON pointer for a schema error) as a whole token, with its
+    value where the message prints one (the rulebook's `  - field=value: ` and generator check's
+    `field=value: `), and each mention as a word."""
+    field, value = case.field, case.printed_value()
+    if value is not None:
+        found = re.search(token(f"{field}={value}") + ": ", output)
+    else:
+        found = re.search(token(field) + INDEX + "=", output)
+    if not found and case.layer == "schema":  # Helm's schema errors name the field's JSON pointer, no value
+        found = re.search(rf"'{re.escape('/' + field.replace('.', '/'))}{INDEX}'", output)
+    return bool(found) and all(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", output) for word in case.mentions)
+
+
+def stopped_by(output: str, case: Case) -> bool:
+    """Helm stopped it where the case says: the rulebook lists it, or the schema refused the values."""
+    if case.layer == "rule":
+        return "value(s) to fix" in output and re.search(rf"^  - {token(case.field)}=", output, re.M) is not None
+    return "schema" in output and "value(s) to fix" not in output
 
 
 def values_file(tmp_path: Path, case: Case) -> Path:
@@ -133,6 +179,27 @@ def test_at_least_25_distinct_bad_inputs():
 def test_helm_template_rejects_and_names_the_field(helm, tmp_path, case):
     result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
     assert result.returncode != 0, f"{case.id} rendered:\n{result.stdout[:500]}"
+    assert stopped_by(result.output, case), f"{case.id} not stopped by the {case.layer}: {result.output}"
+    assert named(result.output, case), result.output
+
+
+# Rules the schema guards too (defence for `--skip-schema-validation` and for a schema that drifts):
+# reached past the schema, each must still name the field and the value.
+BEHIND_THE_SCHEMA = [
+    Case("relative-checkpoint-dir-past-the-schema", job(trainer={"checkpointDir": "checkpoints/run"}),
+         "ppo-job.trainer.checkpointDir"),
+    Case("unknown-verl-version-past-the-schema", job(verlVersion="0.5.0"), "ppo-job.verlVersion"),
+    Case("fullname-not-dns-past-the-schema", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride",
+         mentions=["DNS-1035"]),
+    Case("fullname-too-long-past-the-schema", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride",
+         mentions=["46 characters"]),
+]
+
+
+@pytest.mark.parametrize("case", BEHIND_THE_SCHEMA, ids=[case.id for case in BEHIND_THE_SCHEMA])
+def test_rules_behind_the_schema_still_fire(helm, tmp_path, case):
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), "--skip-schema-validation")
+    assert result.returncode != 0 and stopped_by(result.output, case), result.output
     assert named(result.output, case), result.output
 
 
@@ -178,25 +245,27 @@ def test_every_broken_rule_is_listed_in_one_failure(helm, tmp_path, capsys):
 
 
 # `--set` forms Helm parses its own way: generator check hands them to Helm, so both agree.
-SET_FORMS = [
+SET_FORMS = [  # (arguments, the fields named, the layer that stops them)
     (["--set", "ppo-job.data.trainBatchSize=250,ppo-job.actor.ppoMiniBatchSize=512"],
-     ["ppo-job.data.trainBatchSize", "ppo-job.actor.ppoMiniBatchSize"]),
-    (["--set", "ppo-job.extraArgs[0]=trainer.nnodes=3"], ["ppo-job.extraArgs[0]"]),
-    (["--set", "observability.podMonitor.additionalLabels.volcengine\\.vmp=on"], []),
-    (["--set-string", "raycluster.head.rayStartParams.num-cpus=4"], []),
-    (["--set-json", 'ppo-job.trainer.logger=["console","tensorbord"]'], ["ppo-job.trainer.logger"]),
+     ["ppo-job.data.trainBatchSize", "ppo-job.actor.ppoMiniBatchSize"], "rule"),
+    (["--set", "ppo-job.extraArgs[0]=trainer.nnodes=3"], ["ppo-job.extraArgs[0]"], "rule"),
+    (["--set", "observability.podMonitor.additionalLabels.volcengine\\.vmp=on"], [], None),
+    (["--set-string", "raycluster.head.rayStartParams.num-cpus=4"], [], None),
+    (["--set-json", 'ppo-job.trainer.logger=["console","tensorbord"]'], ["ppo-job.trainer.logger"], "schema"),
 ]
 
 
-@pytest.mark.parametrize("args,fields", SET_FORMS, ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json"])
-def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields):
+@pytest.mark.parametrize("args,fields,layer", SET_FORMS,
+                         ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json"])
+def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields, layer):
     result = helm_cli.template(helm, *args)
     code = generator_main(["check", *args])
     output = capsys.readouterr().out
     assert (result.returncode == 0) == (code == 0) == (not fields), (result.output, output)
     for field in fields:
-        case = Case(field, {}, field)
-        assert named(result.output, case) and named(output, case), (result.output, output)
+        case = Case(field, {}, field, layer=layer)
+        assert stopped_by(result.output, case) and named(result.output, case) and named(output, case), \
+            (result.output, output)
 
 
 def test_check_types_a_values_file_as_helm_does(helm, tmp_path, capsys):
@@ -205,3 +274,43 @@ def test_check_types_a_values_file_as_helm_does(helm, tmp_path, capsys):
     path.write_text("ppo-job:\n  data:\n    trainBatchSize: 1e3\n")
     assert helm_cli.template(helm, "-f", str(path)).returncode == 0
     assert generator_main(["check", str(path)]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, named_in_error", [
+    (["{file}"], "cannot unmarshal array"),  # a values file that is a list, not a map
+    (["--set", "ppo-job.extraArgs[x]=1"], 'parsing "x"'),  # --set syntax Helm refuses
+], ids=["list-file", "set-index"])
+def test_values_helm_cannot_read_are_named_before_any_rule(helm, tmp_path, capsys, args, named_in_error):
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n- b\n")
+    args = [str(listed) if arg == "{file}" else arg for arg in args]
+    helm_args = ["-f", *args] if args[0] == str(listed) else args
+    assert helm_cli.template(helm, *helm_args).returncode != 0
+    assert generator_main(["check", *args]) == 1
+    output = capsys.readouterr().out
+    assert re.search(r": \(values\)=: .*" + re.escape(named_in_error), output), output
+    assert "fix the values file or the --set syntax Helm names" in output
+
+
+# Values exactly at each rule's limit (the default seed shape: 4 GPUs, 37.5 CPU / 125Gi nodes): valid,
+# so a rule that fires one step early fails here.
+AT_THE_LIMIT = {
+    "one-sample-per-gpu": ["--set", "ppo-job.actor.ppoMiniBatchSize=4", "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=1",
+                           "--set", "ppo-job.critic.ppoMicroBatchSizePerGpu=1"],
+    "mini-batch-equals-batch": ["--set", "ppo-job.actor.ppoMiniBatchSize=256", "--set", "ppo-job.data.trainBatchSize=256"],
+    "fullname-of-45": ["--set", "global.fullnameOverride=" + "a" * 45],
+    "tensor-parallel-of-a-whole-node": ["--set", "ppo-job.rollout.tensorModelParallelSize=2"],
+    "autoscaling-exactly-the-workers": ["--set", "raycluster.worker.autoscaling.enabled=true",
+                                        "--set", "raycluster.worker.autoscaling.minReplicas=1",
+                                        "--set", "raycluster.worker.autoscaling.maxReplicas=1"],
+    "cpu-only-head-with-one-worker": ["--set", "raycluster.head.trainsOnHead=false", "--set", "global.gpu.nodes=1"],
+    "pods-of-the-whole-allocatable": ["--set", "raycluster.worker.resources.cpu=37500m",
+                                      "--set", "raycluster.head.resources.memory=125Gi"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(AT_THE_LIMIT))
+def test_values_at_a_rules_limit_pass(helm, capsys, case):
+    result = helm_cli.template(helm, *AT_THE_LIMIT[case])
+    assert result.returncode == 0, result.output
+    assert generator_main(["check", *AT_THE_LIMIT[case]]) == 0, capsys.readouterr().out

@@ -52,6 +52,29 @@ def assert_ray_pods_on_shape(local_cluster, namespace: str, shape: GpuShape, nod
     assert all(pod.status.phase == "Running" for pod in pods)
 
 
+def assert_pod_monitors_select_the_ray_pods(local_cluster, namespace: str, monitors: list[dict]) -> None:
+    """Each PodMonitor's namespace and label selector, applied by the API server to the pods the KubeRay
+    operator created (their labels are the operator's, not a copy in the test): the head monitor finds
+    the head, the worker monitor every worker (none where the head trains alone), and each endpoint's port
+    is a named port of those pods."""
+    core = client.CoreV1Api(local_cluster.api)
+    ray = {pod.metadata.name: pod for pod in ray_pods(local_cluster.api, namespace, RELEASE)}
+    by_type: dict[str, set[str]] = {}
+    for monitor in monitors:
+        spec = monitor["spec"]
+        assert namespace in spec["namespaceSelector"]["matchNames"], monitor["metadata"]["name"]
+        selector = ",".join(f"{key}={value}" for key, value in spec["selector"]["matchLabels"].items())
+        selected = core.list_namespaced_pod(namespace, label_selector=selector).items  # none where the head trains alone
+        node_type = spec["selector"]["matchLabels"]["ray.io/node-type"]
+        by_type[node_type] = {pod.metadata.name for pod in selected}
+        for pod in selected:
+            ports = {port.name for container in pod.spec.containers for port in container.ports or []}
+            wanted = {endpoint["port"] for endpoint in spec["podMetricsEndpoints"]}
+            assert wanted <= ports, f"{pod.metadata.name} lacks {wanted - ports}"
+    workers = {name for name, pod in ray.items() if pod.metadata.labels.get("ray.io/node-type") == "worker"}
+    assert by_type == {"head": set(ray) - workers, "worker": workers} and len(by_type["head"]) == 1, by_type
+
+
 @pytest.mark.parametrize("shape_name", SHAPES)
 def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
     shape = CATALOG.shapes[shape_name]
@@ -87,6 +110,7 @@ def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
         monitors = client.CustomObjectsApi(local_cluster.api).list_namespaced_custom_object(
             *POD_MONITORS[:2], namespace, POD_MONITORS[2])["items"]
         assert monitors, "no PodMonitor although the cluster serves monitoring.coreos.com/v1"
+        assert_pod_monitors_select_the_ray_pods(local_cluster, namespace, monitors)
 
         # Upgrade to twice the training nodes, values rendered by the generator for that size.
         bigger = tmp_path / "bigger.yaml"

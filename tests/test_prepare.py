@@ -4,6 +4,8 @@ parquet columns, the final answers, skipping what is there, atomic writes. Nothi
 from __future__ import annotations
 
 import json
+import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +112,51 @@ def test_a_record_without_a_final_answer_fails_and_leaves_nothing(tmp_path):
     assert "####" in result.stderr
     assert not (out / "train.parquet").exists()
     assert list(out.glob(".*partial")) == []
+
+
+# Runs prepare.py with SIGXFSZ back at its default action: CPython ignores it at start (a write past
+# RLIMIT_FSIZE then raises EFBIG, which pyarrow cleans up after); by default it kills the process there
+# and then, as the kubelet's SIGKILL or a node loss would: no handler or `finally` runs.
+KILLED_AT_FILE_SIZE_LIMIT = ("import runpy, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_DFL); "
+                             "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def limit_file_size(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_writer_killed_midway_never_leaves_a_partial_target(tmp_path):
+    """The process dies partway through the parquet file: the target must not exist, half-written, for
+    the run to read; the retried pod then writes it whole."""
+    source = tmp_path / "big"
+    many = [{"question": f"{index}: {'lorem ipsum ' * 8}{index * 7919}", "answer": f"work {index}\n#### {index}"}
+            for index in range(3000)]
+    write_jsonl(source / "train.jsonl", many)
+    write_jsonl(source / "test.jsonl", TEST)
+    out = tmp_path / "data"
+    limit = 64 * 1024
+    assert (source / "train.jsonl").stat().st_size > 4 * limit  # the parquet file cannot fit under the limit
+    args = [str(PREPARE), "--source", "local", "--dataset-local-path", str(source),
+            "--train-file", str(out / "train.parquet"), "--val-file", str(out / "test.parquet")]
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_FILE_SIZE_LIMIT, *args], capture_output=True, text=True,
+                            timeout=120, preexec_fn=lambda: limit_file_size(limit))
+    assert killed.returncode == -signal.SIGXFSZ, killed.stderr[-2000:]
+    assert not (out / "train.parquet").exists()
+    assert [path.stat().st_size > 0 for path in out.glob(".train.parquet.*.partial")] == [True]  # it died writing
+    retried = run_prepare(*args[1:])
+    assert retried.returncode == 0, retried.stderr
+    assert pq.read_table(out / "train.parquet").num_rows == len(many)
+
+
+def test_a_record_that_fails_conversion_leaves_no_temporary_file(tmp_path):
+    """A failure after the temporary file exists but before it is renamed removes it."""
+    source = tmp_path / "mixed"
+    write_jsonl(source / "train.jsonl", [{"question": "q", "answer": "#### 1"}, {"question": 7, "answer": "#### 2"}])
+    write_jsonl(source / "test.jsonl", TEST)
+    out = tmp_path / "data"
+    result = prepare_dataset(source, out)
+    assert result.returncode != 0 and "convert" in result.stderr
+    assert sorted(path.name for path in out.iterdir()) == []
 
 
 def test_a_missing_split_is_named(tmp_path):

@@ -79,6 +79,33 @@ def test_a_component_alone_runs_the_rulebook_with_its_own_field_names(helm, stan
     assert "raycluster." not in result.stderr  # no umbrella prefix where the chart is installed alone
 
 
+# One rule of each component broken where the component is installed alone, as it names the field there.
+OWN_RULE = {
+    "storage": (["--set", "type=nas"], 'nas.server="":'),
+    "raycluster": ([*CLAIM, "--set", "nccl.IB_HCA=mlx5"], "nccl.IB_HCA=mlx5:"),
+    "ppo-job": ([*CLAIM, "--set", "actor.ppoMicroBatchSizePerGpu=7"], "actor.ppoMicroBatchSizePerGpu=7:"),
+    "observability": (["--set", "rayClusterName=team-ray", "--set", "podMonitor.enabled=true"], "podMonitor.enabled=true:"),
+}
+
+
+@pytest.mark.parametrize("name", paths.SUBCHARTS)
+def test_each_component_alone_fails_on_its_own_rule(helm, standalone, name):
+    """Its own templates/validate.yaml runs the rulebook (under the umbrella only the umbrella's does)."""
+    args, line = OWN_RULE[name]
+    result = helm_cli.run(helm, "template", "team", str(standalone[name]), "--namespace", "research",
+                          "--kube-version", kubernetes_version(), *args)  # no PodMonitor API: observability's rule
+    assert result.returncode != 0 and "1 value(s) to fix" in result.stderr, result.stderr
+    assert f"  - {line} " in result.stderr, result.stderr
+
+
+def test_no_gpu_worker_rule_past_the_schema(helm, standalone):
+    """The schema keeps global.gpu.nodes >= 1 (under the umbrella 0 GPUs would also divide by zero in the
+    batch rules); past it, the raycluster component alone still names the field."""
+    result = helm_cli.run(helm, "template", "team", str(standalone["raycluster"]), "--skip-schema-validation", *CLAIM,
+                          "--set", "global.gpu.nodes=0", "--set", "head.trainsOnHead=false")
+    assert result.returncode != 0 and "  - global.gpu.nodes=0: leaves no GPU worker" in result.stderr, result.stderr
+
+
 def test_the_umbrella_checks_once_with_every_component_in_view(helm):
     """Under the umbrella only its own call of the rulebook runs: one failure, not one per component."""
     result = helm_cli.template(helm, "--set", "raycluster.head.serviceType=LoadBalancer",

@@ -16,8 +16,8 @@ import zipfile
 
 import pytest
 
-from support.rayhead import ray_head
-from support.submitter_run import (GPUS, PREPARE, SUBMITTER, finish, jobs, start_submitter, submitter_env,
+from support.rayhead import free_port, join_worker, ray_head
+from support.submitter_run import (GPUS, PREPARE, SUBMITTER, finish, jobs, start_submitter, stop, submitter_env,
                                    wait_for_status, write_spec)
 
 
@@ -156,33 +156,51 @@ def test_working_dir_package_on_the_shared_volume_reaches_the_driver(dashboard, 
     assert "from the working_dir package 1" in output
 
 
-def test_check_mode_waits_for_gpus_and_submits_nothing(dashboard, tmp_path):
-    """The chart's helm test pod runs the submitter with --check."""
-    spec = write_spec(tmp_path, "check")
-    env = submitter_env(dashboard, spec, "check-ppo-job-0001", wait_timeout_seconds="10")
-    del env["VERL_PPO_SUBMISSION_PREFIX"]  # the test pod is no Job's pod
-    result = subprocess.run([sys.executable, str(SUBMITTER), "--check"], env=env, capture_output=True, text=True,
-                            timeout=60)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert f"cluster ready: {GPUS} GPUs" in result.stdout
-    assert jobs(dashboard, "check-ppo-job-0001") == []
+def test_check_mode_waits_for_gpus_that_come_later_and_submits_nothing(tmp_path, tmp_path_factory):
+    """The chart's helm test pod runs the submitter with --check: on a head without GPUs it waits, and
+    returns once a GPU worker has joined."""
+    temp_dir, gcs_port = tmp_path_factory.mktemp("ray-check"), free_port()
+    with ray_head(temp_dir, gpus=0, gcs_port=gcs_port) as head:
+        spec = write_spec(tmp_path, "check")
+        env = submitter_env(head, spec, "check-ppo-job-0001", wait_timeout_seconds="120")
+        del env["VERL_PPO_SUBMISSION_PREFIX"]  # the test pod is no Job's pod
+        check = subprocess.Popen([sys.executable, str(SUBMITTER), "--check"], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(3)
+            assert check.poll() is None, "--check returned before the cluster had its GPUs"
+            join_worker(temp_dir, gcs_port, GPUS)
+            code, output = finish(check)
+        finally:
+            stop(check)
+        assert code == 0, output
+        assert f"cluster ready: {GPUS} GPUs" in output
+        assert jobs(head, "check-ppo-job-0001") == []
 
 
 def test_stop_mode_stops_every_active_job_of_the_release(dashboard, tmp_path):
     """The chart's pre-delete hook: every run of this release, no other release's jobs."""
     running = start_submitter(dashboard, tmp_path, "gone-ppo-job-0001", seconds=60, attempts=1)
-    other = start_submitter(dashboard, tmp_path, "gone2-ppo-job-0001", seconds=3, attempts=1)
-    wait_for_status(dashboard, "gone-ppo-job-0001", "RUNNING")
-    wait_for_status(dashboard, "gone2-ppo-job-0001", "RUNNING")
-    env = submitter_env(dashboard, write_spec(tmp_path, "stop"), "gone-ppo-job-ffff")
-    del env["VERL_PPO_SUBMISSION_PREFIX"]
-    result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
-                            timeout=60)
-    assert result.returncode == 0 and "stopped gone-ppo-job-0001-a1" in result.stdout, result.stdout + result.stderr
-    code, output = finish(running)
-    assert code != 0 and "status=STOPPED" in output
-    code, output = finish(other)
-    assert code == 0, output
+    # Another release's run, long enough to be still running when the hook is done with this release.
+    other = start_submitter(dashboard, tmp_path, "gone2-ppo-job-0001", seconds=120, attempts=1)
+    try:
+        wait_for_status(dashboard, "gone-ppo-job-0001", "RUNNING")
+        wait_for_status(dashboard, "gone2-ppo-job-0001", "RUNNING")
+        env = submitter_env(dashboard, write_spec(tmp_path, "stop"), "gone-ppo-job-ffff")
+        del env["VERL_PPO_SUBMISSION_PREFIX"]
+        result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert result.returncode == 0 and "stopped gone-ppo-job-0001-a1" in result.stdout, result.stdout + result.stderr
+        assert "gone2" not in result.stdout
+        code, output = finish(running)
+        assert code != 0 and "status=STOPPED" in output
+        # By now a stop request for it would have ended it too.
+        assert [j["status"] for j in jobs(dashboard, "gone2-ppo-job-0001")] == ["RUNNING"], result.stdout
+    finally:
+        urllib.request.urlopen(urllib.request.Request(dashboard + "/api/jobs/gone2-ppo-job-0001-a1/stop",
+                                                      method="POST"), timeout=10).read()
+        stop(other)
+        stop(running)
 
 
 def test_stop_mode_never_blocks_uninstall_when_the_head_is_gone(tmp_path):

@@ -1,6 +1,9 @@
 """veRL accepts what the chart renders: the exact command of the rendered Job, composed with Hydra
-against the `ppo_trainer` config of every supported veRL version (config files from its wheel)."""
+against the `ppo_trainer` config of every supported veRL version (config files from its wheel), each
+value of the type veRL declares for it (its config dataclasses where the version has them, else its
+default's type) and in the range its code needs."""
 
+import functools
 import json
 import shlex
 from pathlib import Path
@@ -19,11 +22,16 @@ VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
                 *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
 
 
-def rendered_command(*args: str) -> list[str]:
+@functools.lru_cache(maxsize=None)  # one render per set of arguments: several tests compose the same command
+def _rendered_words(*args: str) -> tuple[str, ...]:
     result = helm_cli.template(helm_binaries()["helm3"], *args)
     assert result.returncode == 0, result.output
     config = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
-    return shlex.split(json.loads(config["data"]["job.json"])["entrypoint"])
+    return tuple(shlex.split(json.loads(config["data"]["job.json"])["entrypoint"]))
+
+
+def rendered_command(*args: str) -> list[str]:
+    return list(_rendered_words(*args))
 
 
 def compose_with_verl(version: str, overrides: list[str]):
@@ -47,6 +55,7 @@ def test_rendered_command_composes_with_verl(version, path):
     assert words[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
     config = compose_with_verl(version, words[3:])
     assert OmegaConf.missing_keys(config) == set(), "mandatory veRL values left unset"
+    assert verlconfig.type_violations(verl_config_dir(version), config) == []
     values = yaml.safe_load(path.read_text()) if path else {}
     gpu = {**{"perNode": 2, "nodes": 2}, **values.get("global", {}).get("gpu", {})}
     assert config.trainer.nnodes == gpu["nodes"] and config.trainer.n_gpus_per_node == gpu["perNode"]
@@ -69,6 +78,54 @@ def test_a_misspelled_extra_arg_fails_composition(version):
         compose_with_verl(version, words[3:])
 
 
+WRONG_VALUES = [
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=banana", "veRL declares float"),
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=1.5", "must be > 0 and <= 1"),
+    ("trainer.nnodes=-7", "must be >= 1"),
+    ("trainer.n_gpus_per_node=0", "must be >= 1"),
+    ("trainer.save_freq=1.5", "veRL declares int"),
+    ("actor_rollout_ref.actor.ppo_mini_batch_size=banana", "veRL declares int"),
+    ("actor_rollout_ref.model.enable_gradient_checkpointing=maybe", "veRL declares bool"),
+]
+
+
+@pytest.mark.parametrize("override, reason", WRONG_VALUES, ids=[w[0] for w in WRONG_VALUES])
+@pytest.mark.parametrize("version", verl_versions())
+def test_a_wrong_type_or_impossible_value_in_the_command_fails(version, override, reason):
+    """As if the chart rendered it: the rendered command with one value replaced (Hydra keeps the last)."""
+    words = rendered_command("--set", f"ppo-job.verlVersion={version}")
+    config = compose_with_verl(version, [*words[3:], override])
+    key, value = override.split("=", 1)
+    found = verlconfig.type_violations(verl_config_dir(version), config)
+    assert [f for f in found if f.startswith(f"{key}={value}: ")] == [f for f in found], found
+    assert len(found) == 1 and reason in found[0], found
+
+
+def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
+    found = verlconfig.type_violations(verl_config_dir("0.9.1"), compose_with_verl(
+        "0.9.1", ["actor_rollout_ref.rollout.gpu_memory_utilization=banana"]))
+    assert found == ["actor_rollout_ref.rollout.gpu_memory_utilization=banana: veRL declares float "
+                     "(RolloutConfig.gpu_memory_utilization: float)"]
+
+
+@pytest.mark.parametrize("override, found", [
+    ("actor_rollout_ref.actor.ppo_epochs=banana",  # a field ActorConfig declares, FSDPActorConfig inherits
+     "actor_rollout_ref.actor.ppo_epochs=banana: veRL declares int (FSDPActorConfig.ppo_epochs: int)"),
+    ("actor_rollout_ref.actor.loss_scale_factor=banana",  # Optional[int]: None or an int
+     "actor_rollout_ref.actor.loss_scale_factor=banana: veRL declares int (FSDPActorConfig.loss_scale_factor: "
+     "Optional[int] = None)"),
+    ("actor_rollout_ref.actor.loss_scale_factor=null", None),
+    ("actor_rollout_ref.actor.ppo_micro_batch_size=null", None),
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=1", None),  # an int is a float too
+    ("trainer.save_freq=true", "trainer.save_freq=True: veRL declares int (its default)"),  # a bool is no int
+    ("actor_rollout_ref.actor.clip_ratio=false", "actor_rollout_ref.actor.clip_ratio=False: veRL declares float "
+                                                 "(FSDPActorConfig.clip_ratio: float)"),
+    ("trainer.project_name=42", None),  # a str field takes any scalar, as OmegaConf converts it
+])
+def test_one_override_against_the_types_of_verl_0_9(override, found):
+    assert verlconfig.rejected_override(verl_config_dir("0.9.1"), override) == found
+
+
 def test_correct_extra_arg_composes():
     words = rendered_command("--set", "ppo-job.extraArgs[0]=trainer.val_before_train=False")
     assert compose_with_verl("0.4.1", words[3:]).trainer.val_before_train is False
@@ -87,6 +144,14 @@ def test_generator_check_rejects_a_misspelled_extra_arg(version, tmp_path, capsy
     output = capsys.readouterr().out
     assert f"ppo-job.extraArgs[1]=trainer.val_before_trian=False: is rejected by veRL {version}'s config" in output
     assert "extraArgs[0]" not in output
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_generator_check_rejects_an_extra_arg_of_the_wrong_type(version, tmp_path, capsys):
+    path = extra_args_file(tmp_path, version, "trainer.critic_warmup=banana")
+    assert generator_main(["check", str(path)]) == 1
+    assert ("ppo-job.extraArgs[0]=trainer.critic_warmup=banana: is rejected by veRL "
+            f"{version}'s config: trainer.critic_warmup=banana: veRL declares int") in capsys.readouterr().out
 
 
 def test_generator_check_says_when_the_config_is_not_there(tmp_path, capsys, monkeypatch):

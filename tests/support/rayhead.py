@@ -101,3 +101,18 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
         yield url
     finally:
         stop_head(temp_dir, gcs_port)
+
+
+def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
+    """Starts a worker node (logical GPUs) that joins the head at gcs_port on this machine. It names the
+    head's GCS port on its command line, so the head's stop_head stops it too."""
+    command = [
+        *RAY_CLI, "start", f"--address=127.0.0.1:{gcs_port}", "--disable-usage-stats", f"--num-gpus={gpus}",
+        "--num-cpus=1", f"--temp-dir={temp_dir}", f"--node-manager-port={free_port()}",
+        f"--object-manager-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
+        f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}",
+    ]
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    if started.returncode != 0:
+        raise RuntimeError(f"ray start (worker) failed:\n{started.stdout[-3000:]}{started.stderr[-3000:]}")

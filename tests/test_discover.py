@@ -1,0 +1,90 @@
+"""Tier 1: `generator discover`'s reading of nodes, on the Kubernetes client's own node objects (as
+list_node returns them): what a node contributes, how a node type becomes a catalog entry, and the
+errors that name what to do. The same against a real API server is tier 6 (test_cluster_discover.py)."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+import yaml
+from kubernetes import client
+
+from generator import paths
+from generator.catalog import load_catalog
+from generator.discover import DiscoveryError, NodeFacts, discover, read_nodes
+
+CATALOG = load_catalog()
+H800_LABEL = {"machine.cluster.vke.volcengine.com/gpu-name": "NVIDIA-H800"}
+
+
+def node(name: str, labels: dict, allocatable: dict, taints: list[tuple[str, str | None, str]] = ()) -> client.V1Node:
+    return client.V1Node(
+        metadata=client.V1ObjectMeta(name=name, labels=labels),
+        spec=client.V1NodeSpec(taints=[client.V1Taint(key=k, value=v, effect=e) for k, v, e in taints] or None),
+        status=client.V1NodeStatus(allocatable=allocatable))
+
+
+def gpu_node(name: str, cpu: str = "188", memory: str = "1900Gi", rdma: str | None = "8", **extra) -> client.V1Node:
+    allocatable = {"cpu": cpu, "memory": memory, "nvidia.com/gpu": "8", **({"vke.volcengine.com/rdma": rdma} if rdma else {})}
+    return node(name, {**H800_LABEL, **extra.get("labels", {})}, allocatable, extra.get("taints", ()))
+
+
+def test_a_node_contributes_its_type_gpus_allocatable_and_lasting_taints():
+    facts = NodeFacts.from_node(gpu_node("gpu-0", cpu="95500m", memory="1023Mi", taints=[
+        ("nvidia.com/gpu", None, "NoSchedule"), ("node.kubernetes.io/unreachable", None, "NoExecute"),
+        ("pool", "train", "NoSchedule")]))
+    assert facts == NodeFacts("gpu-0", H800_LABEL, (("nvidia.com/gpu", "", "NoSchedule"), ("pool", "train", "NoSchedule")),
+                              8, 95500, 1023 * 2**20, True)
+    bare = NodeFacts.from_node(node("cpu-0", {}, {"cpu": "4", "memory": "8Gi"}))
+    assert (bare.gpus, bare.rdma, bare.taints) == (0, False, ())
+
+
+def test_a_node_type_becomes_one_entry_sized_by_its_smallest_node():
+    nodes = [gpu_node("b-1", cpu="190", memory="2000Gi", taints=[("nvidia.com/gpu", None, "NoSchedule"), ("pool", "a", "NoSchedule")]),
+             gpu_node("b-0", cpu="187500m", memory="1900Gi", taints=[("pool", "a", "NoSchedule"), ("nvidia.com/gpu", None, "NoSchedule")]),
+             node("cpu-0", {}, {"cpu": "16", "memory": "64Gi"})]
+    document = discover(nodes, CATALOG, {})
+    jsonschema.Draft7Validator(yaml.safe_load(paths.CATALOG_SCHEMA.read_text())).validate(document)
+    (entry,) = document["shapes"]
+    h800 = CATALOG.shapes["h800-80g-x8"]
+    assert entry["name"] == "nvidia-h800-x8"
+    assert (entry["gpuModel"], entry["gpuMemoryGiB"]) == (h800.gpu_model, h800.gpu_memory_gib)  # from the catalog
+    assert entry["allocatable"] == {"cpu": "187500m", "memory": "1900Gi"}
+    assert (entry["gpusPerNode"], entry["defaultNodes"], entry["rdma"]) == (8, 2, True)
+    assert entry["nodeLabels"] == H800_LABEL
+    assert entry["taints"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+                               {"key": "pool", "value": "a", "effect": "NoSchedule"}]
+    assert "from 2 node(s) through the Kubernetes API: b-0, b-1." in entry["source"]
+    assert "GPU memory from the catalog entry with the same label" in entry["source"]
+    assert [m["name"] for m in document["models"]] == list(CATALOG.models)
+
+
+def test_an_unknown_type_takes_its_name_from_the_label_and_memory_from_the_option():
+    labels = {"nvidia.com/gpu.product": "NVIDIA-B200-SXM"}
+    nodes = [node(f"n{i}", labels, {"cpu": "200", "memory": "1.5Ti", "nvidia.com/gpu": "8"}) for i in range(10)]
+    (entry,) = discover(nodes, CATALOG, {"NVIDIA-B200-SXM": 180})["shapes"]
+    assert (entry["name"], entry["gpuModel"], entry["gpuMemoryGiB"]) == ("nvidia-b200-sxm-x8", "NVIDIA-B200-SXM", 180)
+    assert entry["allocatable"]["memory"] == "1536Gi" and entry["rdma"] is False
+    assert "from 10 node(s)" in entry["source"] and "n0, n1, n2, n3, n4, n5, n6, n7 ..." in entry["source"]
+    assert "GPU memory from --gpu-memory-gib" in entry["source"]
+
+
+def test_memory_that_is_no_whole_gib_is_written_in_mib():
+    (entry,) = discover([gpu_node("a", memory="1000000Ki")], CATALOG, {})["shapes"]
+    assert entry["allocatable"]["memory"] == "976Mi"  # rounded down to whole MiB
+
+
+def test_nodes_of_one_type_with_other_taints_are_an_error():
+    nodes = [gpu_node("a", taints=[("pool", "a", "NoSchedule")]), gpu_node("b")]
+    with pytest.raises(DiscoveryError, match="differ in their taints"):
+        discover(nodes, CATALOG, {})
+
+
+def test_a_cluster_without_gpus_is_an_error():
+    with pytest.raises(DiscoveryError, match="no node offers nvidia.com/gpu"):
+        discover([node("cpu-0", {}, {"cpu": "16", "memory": "64Gi"})], CATALOG, {})
+
+
+def test_no_cluster_to_read_names_the_option(tmp_path):
+    with pytest.raises(DiscoveryError, match="no cluster to read: .*pass --kubeconfig or set KUBECONFIG"):
+        read_nodes(str(tmp_path / "missing-kubeconfig"))

@@ -1,0 +1,49 @@
+"""Surviving mutants that are equivalent: no input the product can get tells them from the original.
+Keyed by (module, the mutated line, compared without whitespace: cosmic-ray's printer spaces it its
+own way); the value says why."""
+
+from __future__ import annotations
+
+import re
+
+_ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one container"
+_JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
+
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
+        _ONE_CONTAINER,
+    ("generator/summary.py", 'limits = head["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
+    ("generator/summary.py", 'limits = spec["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
+    ("generator/summary.py", 'for config in (o for o in objects if o["kind"] <= "ConfigMap" and "job.json" in '
+                             'o.get("data", {})):'): _JOB_CONFIGMAP,
+    ("generator/summary.py", 'for config in (o for o in objects if o["kind"] >= "ConfigMap" and "job.json" in '
+                             'o.get("data", {})):'): _JOB_CONFIGMAP,
+    ("generator/sizing.py", "@dataclass(frozen=False)"): "nothing assigns to a Sizing after it is made",
+    ("generator/sizing.py", "weights_gib = model.params_billion * 1000000001.0 * WEIGHT_BYTES_PER_PARAM / 2**30"):
+        "one part in a billion of the weights' size moves no threshold",
+    ("generator/sizing.py", "shard_gib = model.params_billion * 1000000001.0 * TRAINING_BYTES_PER_PARAM / "
+                            "total_gpus / 2**30"): "one part in a billion of the shard's size moves no threshold",
+    ("generator/sizing.py", "return min(floor_power_of_two(max(0.0, REFERENCE_MICRO_BATCH * scale)), MAX_MICRO_BATCH)"):
+        "floor_power_of_two returns 1 for anything below 2, so a floor of 0 or 1 gives the same",
+    ("generator/sizing.py", "per_gpu_batch = max(1, run.train_batch_size * run.responses_per_prompt / total_gpus)"):
+        "batches_for makes train batch x n a multiple of the GPUs: the division is exact, and 2.0 == 2",
+    ("generator/sizing.py", "shard_gib = model.params_billion * 1e9 * TRAINING_BYTES_PER_PARAM // total_gpus / 2**30"):
+        "rounding the shard down to whole bytes moves no threshold",
+    ("generator/sizing.py", "return max(0, micro)"):
+        "the halving stops at 1 at the latest (1 divides every number), so micro is never below 1",
+    ("generator/sizing.py", "per_gpu_batch = max(0, run.train_batch_size * run.responses_per_prompt // total_gpus)"):
+        "batches_for raises the train batch to at least one sample per GPU",
+    ("generator/sizing.py", "actor = 1 << (2 * micro * run.sequence_length - 2).bit_length()"):
+        "2 x micro x length is even, so less 1 or less 2 has the same bit length",
+}
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+_BY_BARE_LINE = {(module, _bare(line)): why for (module, line), why in EQUIVALENT.items()}
+
+
+def why_equivalent(module: str, mutated_line: str) -> str | None:
+    return _BY_BARE_LINE.get((module, _bare(mutated_line)))
