@@ -86,13 +86,19 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $prepare := $v.prepare -}}
 {{- if $prepare.enabled -}}
 {{- $mount := printf "%s/" (include "verl-ppo.mountPath" .) -}}
-{{- range $field, $path := dict "data.trainFiles" $v.data.trainFiles "data.valFiles" $v.data.valFiles "model.path" $v.model.path -}}
+{{- $writes := dict "model.path" $v.model.path -}}
+{{- $parts := list "model" -}}
+{{- if ne $prepare.dataset.format "none" -}}
+{{- $writes = merge $writes (dict "data.trainFiles" $v.data.trainFiles "data.valFiles" $v.data.valFiles) -}}
+{{- $parts = prepend $parts "dataset" -}}
+{{- end -}}
+{{- range $field, $path := $writes -}}
 {{- if not (hasPrefix $mount $path) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s" $p $field) "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s, or --set %sprepare.enabled=false" $mount $p)) -}}
 {{- end -}}
 {{- end -}}
 {{- $sourceKey := ternary "localPath" "id" (eq $prepare.source "local") -}}
-{{- range $part := list "dataset" "model" -}}
+{{- range $part := $parts -}}
 {{- $field := printf "%sprepare.%s.%s" $p $part $sourceKey -}}
 {{- if not (get (get $prepare $part) $sourceKey) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" "" "problem" (printf "must not be empty with prepare.source %s" $prepare.source) "fix" (printf "--set %s=..." $field)) -}}
