@@ -1,7 +1,9 @@
-"""PPO sizing for one GPU node type: a few rules, each with its reason.
+"""Run sizing for one GPU node type: a few rules, each with its reason.
 
 The rules are anchored on the vendor guide, which ran Qwen2.5-0.5B with micro batches 4 / 8 / 4 and a
 rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give back exactly its numbers.
+Critic-free algorithms (GRPO, RLOO, REINFORCE++, DAPO) sample n responses per prompt: every batch rule
+counts samples (prompts x n), and the critic's GPU memory goes to the rollout (critic_free_share).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ REFERENCE_SEQUENCE_LENGTH = 512 + 256
 TRAINING_BYTES_PER_PARAM = 16
 WEIGHT_BYTES_PER_PARAM = 2
 MAX_MICRO_BATCH = 32
+# The rollout never takes more of a GPU than this: the actor's training states and activations need the rest.
+MAX_ROLLOUT_MEMORY_FRACTION = 0.85
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class RunShape:
     train_batch_size: int = 256
     ppo_mini_batch_size: int = 64
     responses_per_prompt: int = 1
+    critic: bool = True  # the algorithm trains a critic (GAE); the others leave its memory to the rollout
     max_prompt_length: int = 512
     max_response_length: int = 256
     resource_share: float = 0.8
@@ -92,6 +97,22 @@ def rollout_memory_fraction(shape: GpuShape) -> float:
     if shape.gpu_memory_gib <= 96:
         return 0.6
     return 0.7
+
+
+def on_gpu_bytes_per_param(param_offload: bool, optimizer_offload: bool) -> int:
+    """What FSDP keeps on the GPU of one model's training states per parameter: all 16 bytes, the bf16
+    weights and grads (4) when the optimizer is offloaded, nothing when the parameters are too."""
+    if param_offload:
+        return 0
+    return 2 * WEIGHT_BYTES_PER_PARAM if optimizer_offload else TRAINING_BYTES_PER_PARAM
+
+
+def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, offloads: tuple[bool, bool]) -> float:
+    """Without a critic each GPU keeps one model's training states instead of two: the critic's shard of
+    them goes to the rollout's weights and KV cache, in whole steps of 0.05 of the GPU (which the n
+    responses per prompt fill: n times the sequences of a PPO step)."""
+    shard_gib = model.params_billion * 1e9 * on_gpu_bytes_per_param(*offloads) / total_gpus / 2**30
+    return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
 
 
 def normalized_mini_batch(run: RunShape, total_gpus: int) -> int:
@@ -167,13 +188,17 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
     param_offload, optimizer_offload = offload(shape, model, total_gpus)
     actor_tokens, critic_tokens = token_budget(micro, run)
+    rollout_fraction = rollout_memory_fraction(shape)
+    if not run.critic:
+        rollout_fraction += critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
+    rollout_fraction = round(min(rollout_fraction, MAX_ROLLOUT_MEMORY_FRACTION), 2)
     return Sizing(
         train_batch_size=run.train_batch_size,
         ppo_mini_batch_size=run.ppo_mini_batch_size,
         cpu=cpu,
         memory=memory,
         tensor_parallel=tensor_parallel(shape, model),
-        rollout_memory_fraction=rollout_memory_fraction(shape),
+        rollout_memory_fraction=rollout_fraction,
         micro_batch=micro,
         log_prob_micro_batch=log_prob_micro,
         ref_log_prob_micro_batch=ref_log_prob_micro,
