@@ -49,6 +49,11 @@ RUNS = {
     "bench-micro16": Run("values/h200-141g-x8.yaml", "bench-micro16", "qwen2.5-0.5b", 5, (
         ("ppo-job.actor.ppoMicroBatchSizePerGpu", "16"), ("ppo-job.rollout.logProbMicroBatchSizePerGpu", "32"),
         ("ppo-job.ref.logProbMicroBatchSizePerGpu", "16"), ("ppo-job.critic.ppoMicroBatchSizePerGpu", "16"))),
+    # GRPO as the chart renders it (issue 11): no critic, KL in the loss, 5 responses per prompt. veRL
+    # 0.3.0.post1's HF rollout samples one response per prompt (the chart's rulebook refuses n > 1 there),
+    # so it needs a rollout that samples n: veRL 0.9.1 with vLLM. Not run by gpu-smoke / gpu-bench.
+    "grpo": Run("values/h200-141g-x8.yaml", "grpo", "tiny", 3, (
+        ("ppo-job.algorithm.name", "grpo"), ("ppo-job.verlVersion", "0.9.1"), ("ppo-job.rollout.name", "vllm"))),
 }
 
 

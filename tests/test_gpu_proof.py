@@ -63,6 +63,17 @@ def test_rendered_runs_change_only_paths_model_gpus_and_steps(tmp_path, monkeypa
     assert run["env"]["VERL_PPO_EXPECTED_GPUS"] == "2"
 
 
+def test_the_grpo_run_is_the_charts_grpo_command(tmp_path, monkeypatch):
+    """GRPO's run: the chart's critic-free command with 5 responses per prompt and the KL in the loss."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    render_jobs.render(ROOT, "grpo", render_jobs.RUNS["grpo"], 1, tmp_path / "grpo")
+    command = overrides(json.loads((tmp_path / "grpo" / "job.json").read_text())["entrypoint"])
+    assert command["algorithm.adv_estimator"] == "grpo" and command["actor_rollout_ref.rollout.n"] == "5"
+    assert command["actor_rollout_ref.actor.use_kl_loss"] == "true" and command["actor_rollout_ref.rollout.name"] == "vllm"
+    assert not [key for key in command if key.startswith("critic.")]
+    assert command["trainer.default_local_dir"] == f"{render_jobs.MOUNT_PATH}/checkpoints/grpo/gsm8k"
+
+
 def test_step_lines_give_steady_state_figures():
     log = "\n".join(
         f"(TaskRunner pid=7) step:{n} - timing_s/gen:{gen:.3f} - perf/time_per_step:{seconds:.3f} - "
