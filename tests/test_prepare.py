@@ -42,18 +42,21 @@ def gsm8k_jsonl(tmp_path: Path) -> Path:
     return source
 
 
-@pytest.fixture
-def gsm8k_hub_layout(tmp_path: Path) -> Path:
-    """The layout of the dataset's hub snapshot: main/<split>-00000-of-00001.parquet."""
-    source = tmp_path / "snapshot"
-    (source / "main").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(TRAIN), source / "main" / "train-00000-of-00001.parquet")
-    pq.write_table(pa.Table.from_pylist(TEST), source / "main" / "test-00000-of-00001.parquet")
+def hub_snapshot(source: Path, folder: str, train: list[dict], test: list[dict]) -> Path:
+    """The layout of a dataset's hub snapshot: <folder>/<split>-00000-of-00001.parquet."""
+    (source / folder).mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(train), source / folder / "train-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist(test), source / folder / "test-00000-of-00001.parquet")
     return source
 
 
-def prepare_dataset(source: Path, out: Path) -> subprocess.CompletedProcess:
-    return run_prepare("--source", "local", "--dataset-local-path", str(source),
+@pytest.fixture
+def gsm8k_hub_layout(tmp_path: Path) -> Path:
+    return hub_snapshot(tmp_path / "snapshot", "main", TRAIN, TEST)
+
+
+def prepare_dataset(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return run_prepare("--source", "local", "--dataset-local-path", str(source), *extra,
                        "--train-file", str(out / "train.parquet"), "--val-file", str(out / "test.parquet"))
 
 
@@ -168,16 +171,11 @@ MATH_TEST = [{"problem": "Area of a unit square?", "level": "Level 1", "type": "
 
 @pytest.fixture
 def math_hub_layout(tmp_path: Path) -> Path:
-    source = tmp_path / "math-snapshot"
-    (source / "data").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(MATH_TRAIN), source / "data" / "train-00000-of-00001.parquet")
-    pq.write_table(pa.Table.from_pylist(MATH_TEST), source / "data" / "test-00000-of-00001.parquet")
-    return source
+    return hub_snapshot(tmp_path / "math-snapshot", "data", MATH_TRAIN, MATH_TEST)
 
 
 def prepare_math(source: Path, out: Path) -> subprocess.CompletedProcess:
-    return run_prepare("--source", "local", "--dataset-format", "math", "--dataset-local-path", str(source),
-                       "--train-file", str(out / "train.parquet"), "--val-file", str(out / "test.parquet"))
+    return prepare_dataset(source, out, "--dataset-format", "math")
 
 
 def test_math_becomes_verl_parquet_scored_by_verls_math_scorer(math_hub_layout, tmp_path):
