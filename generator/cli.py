@@ -13,25 +13,43 @@ from pathlib import Path
 import yaml
 
 from generator import paths
+from generator.algorithms import Algorithm, algorithms
 from generator.catalog import load_catalog
 from generator import dashboards
 from generator import globals as chart_globals
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
-from generator.helmvalues import HelmInputs, HelmMissing
-from generator.render import platform_overlays, render_shape, write
+from generator.helmvalues import HelmInputs, HelmMissing, chart_values
+from generator.render import platform_overlays, render_shape, run_for, values_file_name, write
 from generator.schema import chart_schemas
-from generator.sizing import RunShape, size
+from generator.sizing import size
 from generator.summary import summarize
 from generator.valuesdoc import readmes
+
+
+def chosen_algorithm(name: str) -> Algorithm | None:
+    known = algorithms()
+    if name not in known:
+        print(f"unknown algorithm {name!r}; known: {', '.join(sorted(known))}", file=sys.stderr)
+        return None
+    return known[name]
+
+
+def verl_version_for(algorithm: Algorithm) -> str:
+    """The veRL version a values file must name: none while the chart's default has the algorithm."""
+    default = str(chart_values()["ppo-job"]["verlVersion"])
+    return "" if default in algorithm.versions else algorithm.versions[-1]
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
+    algorithm = chosen_algorithm(args.algorithm)
+    if algorithm is None:
+        return 2
     print(f"{'shape':<14} {'GPU':<26} {'GiB':>4} {'GPUs':>4} {'nodes':>5} {'TP':>3} {'micro':>5} {'rollout':>7}  figures")
     for shape in catalog.shapes.values():
-        sizing = size(shape, model, RunShape(nodes=shape.default_nodes))
+        sizing = size(shape, model, run_for(algorithm, shape.default_nodes))
         print(f"{shape.name:<14} {shape.gpu_model[:26]:<26} {shape.gpu_memory_gib:>4g} {shape.gpus_per_node:>4} "
               f"{shape.default_nodes:>5} {sizing.tensor_parallel:>3} {sizing.micro_batch:>5} "
               f"{sizing.rollout_memory_fraction:>7}  {'vendor' if shape.documented else 'estimated'}")
@@ -41,6 +59,10 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
+    algorithm = chosen_algorithm(args.algorithm)
+    if algorithm is None:
+        return 2
+    verl_version = verl_version_for(algorithm)
     names = args.shape or list(catalog.shapes)
     outputs = {}
     for name in names:
@@ -48,8 +70,8 @@ def cmd_render(args: argparse.Namespace) -> int:
             print(f"unknown shape {name!r}; known: {', '.join(catalog.shapes)}", file=sys.stderr)
             return 2
         shape = catalog.shapes[name]
-        run = RunShape(nodes=args.nodes or shape.default_nodes, resource_share=args.resource_share)
-        outputs[args.output / f"{name}.yaml"] = render_shape(shape, model, run)
+        run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share)
+        outputs[args.output / values_file_name(shape, algorithm)] = render_shape(shape, model, run, algorithm, verl_version)
     for file_name, text in platform_overlays().items():
         outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():
@@ -168,6 +190,7 @@ def parser() -> argparse.ArgumentParser:
 
     shapes = sub.add_parser("shapes", help="(users) table of the catalog's GPU node types and their sizing")
     shapes.add_argument("--model", default="qwen2.5-0.5b")
+    shapes.add_argument("--algorithm", default="ppo", help="ppo, grpo, rloo, reinforce++, dapo (the chart's table)")
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
@@ -175,6 +198,9 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
     render.add_argument("--model", default="qwen2.5-0.5b")
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
+    render.add_argument("--algorithm", default="ppo", help="ppo (values/<shape>.yaml), or grpo, rloo, reinforce++, "
+                        "dapo (values/<shape>-<algorithm>.yaml): sized for its responses per prompt, without a critic")
+    render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
     render.add_argument("--resource-share", type=float, default=0.8, help="share of allocatable CPU/memory per pod")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")

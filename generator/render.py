@@ -7,6 +7,7 @@ from pathlib import Path
 import jinja2
 
 from generator import paths
+from generator.algorithms import Algorithm, algorithms
 from generator.catalog import GpuShape, ModelProfile
 from generator.sizing import RunShape, size
 
@@ -30,9 +31,26 @@ def tolerations(shape: GpuShape) -> list[dict[str, str]]:
     return [GPU_TOLERATION] + [t for t in from_taints if t["key"] != GPU_TOLERATION["key"]]
 
 
-def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape) -> str:
+def run_for(algorithm: Algorithm, nodes: int, responses_per_prompt: int | None = None,
+            resource_share: float = 0.8) -> RunShape:
+    """The run an algorithm makes: its rollout.n unless one is given, and whether it trains a critic."""
+    return RunShape(nodes=nodes, responses_per_prompt=responses_per_prompt or algorithm.responses_per_prompt,
+                    critic=algorithm.critic, resource_share=resource_share)
+
+
+def values_file_name(shape: GpuShape, algorithm: Algorithm) -> str:
+    """values/<shape>.yaml for PPO, the chart's default algorithm; <shape>-<algorithm>.yaml for the others."""
+    return f"{shape.name}.yaml" if algorithm.name == "ppo" else f"{shape.name}-{algorithm.name}.yaml"
+
+
+def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm: Algorithm | None = None,
+                 verl_version: str = "") -> str:
+    """Values for PPO unless another algorithm is given; verl_version is written when the algorithm needs
+    one that is not the chart's default."""
+    algorithm = algorithm or algorithms()["ppo"]
     return _environment.get_template("shape-values.yaml.j2").render(
-        shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape)
+        shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape),
+        algorithm=algorithm, verl_version=verl_version,
     )
 
 

@@ -1,7 +1,10 @@
-"""PPO sizing for one GPU node type: a few rules, each with its reason.
+"""Run sizing for one GPU node type: a few rules, each with its reason.
 
 The rules are anchored on the vendor guide, which ran Qwen2.5-0.5B with micro batches 4 / 8 / 4 and a
 rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give back exactly its numbers.
+Critic-free algorithms (GRPO, RLOO, REINFORCE++, DAPO) sample n responses per prompt: every batch rule
+and the rollout's KV cache count samples (prompts x n), and the critic's GPU memory is room the rollout
+may take (critic_free_share).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ REFERENCE_SEQUENCE_LENGTH = 512 + 256
 TRAINING_BYTES_PER_PARAM = 16
 WEIGHT_BYTES_PER_PARAM = 2
 MAX_MICRO_BATCH = 32
+# The rollout never takes more of a GPU than this: the actor's training states and activations need the rest.
+MAX_ROLLOUT_MEMORY_FRACTION = 0.85
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class RunShape:
     train_batch_size: int = 256
     ppo_mini_batch_size: int = 64
     responses_per_prompt: int = 1
+    critic: bool = True  # the algorithm trains a critic (GAE); the others leave its memory to the rollout
     max_prompt_length: int = 512
     max_response_length: int = 256
     resource_share: float = 0.8
@@ -106,16 +112,34 @@ def rollout_memory_cap(shape: GpuShape) -> float:
     return 0.7
 
 
-def rollout_memory_fraction(shape: GpuShape, model: ModelProfile, run: RunShape, tp: int, total_gpus: int) -> float:
-    """What one rollout replica needs: its weight shard, twice the KV cache of its share of the batch at full
-    length (room for the scheduler) and the workspace, in steps of 0.05, at least the guide's 0.4 (measured
-    enough) and at most the cap of the GPU size."""
+def on_gpu_bytes_per_param(param_offload: bool, optimizer_offload: bool) -> int:
+    """What FSDP keeps on the GPU of one model's training states per parameter: all 16 bytes, the bf16
+    weights and grads (4) when the optimizer is offloaded, nothing when the parameters are too."""
+    if param_offload:
+        return 0
+    return 2 * WEIGHT_BYTES_PER_PARAM if optimizer_offload else TRAINING_BYTES_PER_PARAM
+
+
+def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, offloads: tuple[bool, bool]) -> float:
+    """Without a critic each GPU keeps one model's training states instead of two: the critic's shard of
+    them is room the rollout's KV cache may take (n responses per prompt fill it), in whole steps of 0.05."""
+    shard_gib = model.params_billion * 1e9 * on_gpu_bytes_per_param(*offloads) / total_gpus / 2**30
+    return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
+
+
+def rollout_memory_fraction(shape: GpuShape, model: ModelProfile, run: RunShape, tp: int, total_gpus: int,
+                            critic_free_room: float = 0.0) -> float:
+    """What one rollout replica needs: its weight shard, twice the KV cache of its share of the batch
+    (prompts x n) at full length (room for the scheduler) and the workspace, in steps of 0.05, at least the
+    guide's 0.4 (measured enough) and at most the cap of the GPU size, raised by the critic's room where
+    the algorithm has none."""
     rows = math.ceil(run.train_batch_size * run.responses_per_prompt / max(1, total_gpus // tp))
     kv_bytes = rows * run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
     weights_bytes = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / tp
     need_gib = (weights_bytes + 2 * kv_bytes) / 2**30 + ROLLOUT_WORKSPACE_GIB
     fraction = math.ceil(need_gib / shape.gpu_memory_gib * 20) / 20
-    return min(rollout_memory_cap(shape), max(REFERENCE_ROLLOUT_MEMORY_FRACTION, fraction))
+    cap = min(rollout_memory_cap(shape) + critic_free_room, MAX_ROLLOUT_MEMORY_FRACTION)
+    return round(min(cap, max(REFERENCE_ROLLOUT_MEMORY_FRACTION, fraction)), 2)
 
 
 def normalized_mini_batch(run: RunShape, total_gpus: int) -> int:
@@ -192,13 +216,14 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     param_offload, optimizer_offload = offload(shape, model, total_gpus)
     actor_tokens, critic_tokens = token_budget(micro, run)
     tp = tensor_parallel(shape, model)
+    room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
     return Sizing(
         train_batch_size=run.train_batch_size,
         ppo_mini_batch_size=run.ppo_mini_batch_size,
         cpu=cpu,
         memory=memory,
         tensor_parallel=tp,
-        rollout_memory_fraction=rollout_memory_fraction(shape, model, run, tp, total_gpus),
+        rollout_memory_fraction=rollout_memory_fraction(shape, model, run, tp, total_gpus, room),
         micro_batch=micro,
         log_prob_micro_batch=log_prob_micro,
         ref_log_prob_micro_batch=ref_log_prob_micro,

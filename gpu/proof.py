@@ -43,7 +43,7 @@ DASHBOARD_PORT = 8265
 HEAD_PORT = 6379  # ray start's default GCS port
 MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing": ["bench-micro16"],
          "vllm-smoke": ["vllm-smoke"], "vllm-bench": ["vllm-seed", "vllm-generated", "vllm-generated-mem07"],
-         "vllm-memory": ["vllm-generated-mem07", "vllm-generated"]}
+         "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["grpo"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
 MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
 # Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).

@@ -70,6 +70,10 @@ RUNS = {
     # compared in one command. HF profile (its wheels fit one command's carry); vLLM the same with veRL 0.9.1.
     "two-node": Run("values/seed-2gpu.yaml", "two-node", "qwen2.5-0.5b", 3),
     "vllm-two-node": Run("values/seed-2gpu.yaml", "vllm-two-node", "qwen2.5-0.5b", 3, profile="vllm"),
+    # GRPO as the chart renders it (issue 11): no critic, KL in the loss, 5 responses per prompt. It needs a
+    # rollout that samples n: veRL 0.3.0.post1's HF rollout samples one response per prompt (the chart's
+    # rulebook refuses n > 1 there), so it runs on the vllm profile (veRL 0.9.1). Mode vllm-grpo.
+    "grpo": Run("values/h200-141g-x8.yaml", "grpo", "tiny", 3, (("ppo-job.algorithm.name", '"grpo"'),), profile="vllm"),
 }
 
 

@@ -132,6 +132,21 @@ CASES = [
          "ppo-job.model.path", mentions=["/data/"]),
     Case("prepare-unknown-source", job(prepare={"enabled": True, "source": "s3"}), "ppo-job.prepare.source", layer="schema"),
     Case("working-dir-local-path", job(runtimeEnv={"workingDir": "./my-code"}), "ppo-job.runtimeEnv.workingDir", layer="schema"),
+    # Algorithms: in the chosen veRL, with groups that have a baseline, sampled by the chosen rollout.
+    Case("unknown-algorithm", job(algorithm={"name": "sac"}), "ppo-job.algorithm.name", layer="schema"),
+    Case("dapo-before-verl-0.9", job(algorithm={"name": "dapo"}), "ppo-job.algorithm.name",
+         mentions=["veRL 0.4.1", "verlVersion=0.9.1"]),
+    Case("grpo-with-one-response", job(algorithm={"name": "grpo"}, rollout={"responsesPerPrompt": 1}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["baseline"]),
+    Case("hf-rollout-ignores-n-in-verl-0.3", job(verlVersion="0.3.0.post1", algorithm={"name": "grpo"},
+                                                 rollout={"name": "hf"}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
+    Case("hf-rollout-gone-in-verl-0.9", job(verlVersion="0.9.1", rollout={"name": "hf"}), "ppo-job.rollout.name",
+         mentions=["0.9.1"]),
+    Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
+         "ppo-job.data.trainBatchSize", mentions=["rollout.n (5)"]),
+    Case("reward-function-not-a-python-file", job(reward={"functionPath": "/data/rewards/score"}),
+         "ppo-job.reward.functionPath", layer="schema"),
 ]
 
 

@@ -13,7 +13,8 @@ from generator.check import check
 from generator.helmvalues import HelmInputs, chart_values
 from generator.cli import main
 from generator import sizing
-from generator.render import platform_overlays, render_shape
+from generator.algorithms import algorithms
+from generator.render import platform_overlays, render_shape, run_for
 from generator.schema import chart_schemas
 from generator.sizing import RunShape, size
 from generator.valuesdoc import readmes
@@ -196,3 +197,63 @@ def test_rollout_memory_fraction_is_what_the_rollout_needs():
     # A batch whose KV cache cannot fit stops at the cap of the GPU size, never past it.
     huge = RunShape(nodes=1, train_batch_size=8192, ppo_mini_batch_size=64, max_prompt_length=4096, max_response_length=4096)
     assert size(h200, CATALOG.models["qwen2.5-7b"], huge).rollout_memory_fraction == sizing.rollout_memory_cap(h200) == 0.7
+
+
+# Critic-free algorithms: sized for n responses per prompt, without a critic (the chart's own table).
+ALGORITHMS = algorithms()
+
+
+def test_the_generator_reads_the_charts_algorithm_table():
+    assert set(ALGORITHMS) == {"ppo", "grpo", "rloo", "reinforce++", "dapo"}
+    assert [name for name, algorithm in ALGORITHMS.items() if algorithm.critic] == ["ppo"]
+    assert ALGORITHMS["grpo"].responses_per_prompt == 5 and not ALGORITHMS["dapo"].reference
+
+
+def test_n_responses_fill_the_rollout_and_the_critics_memory_makes_room():
+    """The KV cache holds prompts x n; without a critic its GPU share is room above the GPU size's cap."""
+    seed = CATALOG.shapes["seed-2gpu"]
+    assert size(seed, MODEL, run_for(ALGORITHMS["grpo"], 2)).rollout_memory_fraction == 0.4  # n 5 fits 0.4
+    # 16 responses: 1,024 rows a GPU need most of it; the cap 0.4 of a 24 GiB GPU plus the critic's 16 bytes
+    # a parameter over 4 GPUs (1.8 GiB, one whole step of 0.05).
+    assert size(seed, MODEL, run_for(ALGORITHMS["dapo"], 2)).rollout_memory_fraction == 0.45
+    big, h800 = CATALOG.models["qwen2.5-7b"], CATALOG.shapes["h800-80g-x8"]
+    with_critic = RunShape(nodes=1, responses_per_prompt=5)
+    assert size(h800, big, with_critic).rollout_memory_fraction == sizing.rollout_memory_cap(h800) == 0.6
+    assert size(h800, big, run_for(ALGORITHMS["grpo"], 1)).rollout_memory_fraction == 0.75  # 14.2 GiB of 80 freed
+    a10 = size(CATALOG.shapes["a10-24g-x4"], big, run_for(ALGORITHMS["dapo"], 1))
+    assert a10.rollout_memory_fraction == 0.4, "an offloaded critic never held GPU memory to give"
+
+
+def test_n_responses_enter_the_batch_arithmetic():
+    """6 GPUs, 7 responses: every mini batch x 7 must split over 6 GPUs, so the mini batch grows to 66."""
+    run = run_for(ALGORITHMS["grpo"], 3, responses_per_prompt=7)
+    sizing = size(CATALOG.shapes["seed-2gpu"], MODEL, run)
+    assert (sizing.ppo_mini_batch_size, sizing.train_batch_size) == (66, 264)
+    assert sizing.ppo_mini_batch_size * 7 // 6 % sizing.micro_batch == 0
+    # 16 responses (DAPO) on 8 GPUs: 128 samples a mini batch per GPU leave memory as the only bound.
+    dapo = size(CATALOG.shapes["h200-141g-x8"], MODEL, run_for(ALGORITHMS["dapo"], 1))
+    assert dapo.micro_batch == 16
+
+
+def test_critic_free_values_have_no_critic_and_name_their_algorithm():
+    shape = CATALOG.shapes["seed-2gpu"]
+    grpo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["grpo"], 2), ALGORITHMS["grpo"]))["ppo-job"]
+    assert grpo["algorithm"] == {"name": "grpo"} and "critic" not in grpo and "ref" in grpo
+    assert "responsesPerPrompt" not in grpo["rollout"], "the chart's default n for the algorithm applies"
+    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2), ALGORITHMS["dapo"], "0.9.1"))
+    assert dapo["ppo-job"]["verlVersion"] == "0.9.1" and "ref" not in dapo["ppo-job"]
+
+
+@pytest.mark.parametrize("name", ["grpo", "rloo", "reinforce++", "dapo"])
+def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, capsys):
+    assert main(["render", "seed-2gpu", "h800-80g-x8", "--algorithm", name, "--nodes", "3", "--output", str(tmp_path)]) == 0
+    written = sorted(tmp_path.glob(f"*-{name}.yaml"))
+    assert [path.name for path in written] == [f"h800-80g-x8-{name}.yaml", f"seed-2gpu-{name}.yaml"]
+    assert all(passes(path) == [] for path in written)
+    values = chart_values(written[0])["ppo-job"]
+    assert values["algorithm"]["name"] == name
+
+
+def test_render_names_an_unknown_algorithm(capsys):
+    assert main(["render", "--algorithm", "sac"]) == 2
+    assert "unknown algorithm 'sac'; known: dapo, grpo, ppo, reinforce++, rloo" in capsys.readouterr().err

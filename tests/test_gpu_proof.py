@@ -109,6 +109,21 @@ def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, m
     assert [head.node_env(node)["CUDA_VISIBLE_DEVICES"] for node in range(2)] == ["0", "1"]
 
 
+def test_the_grpo_run_is_the_charts_grpo_command(tmp_path, monkeypatch):
+    """Issue 11: GRPO's run is the chart's critic-free command (5 responses per prompt, the KL in the loss) on
+    the vllm profile, changed only where the GPU machine differs."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    run, proofed = rendered(tmp_path, "grpo", 1)
+    cluster = cluster_overrides(helm_template("values/h200-141g-x8.yaml", "ppo-job.algorithm.name=grpo",
+                                              "ppo-job.verlVersion=0.9.1"))
+    changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
+    assert changed <= ADJUSTED
+    assert (proofed["algorithm.adv_estimator"], proofed["actor_rollout_ref.rollout.n"]) == ("grpo", "5")
+    assert proofed["actor_rollout_ref.actor.use_kl_loss"] == "true" and proofed["actor_rollout_ref.rollout.name"] == "vllm"
+    assert not [key for key in proofed if key.startswith("critic.")]
+    assert run["checkpoint_dir"] == f"{render_jobs.MOUNT_PATH}/checkpoints/grpo/gsm8k"
+
+
 def test_step_lines_give_steady_state_figures():
     log = "\n".join(
         # veRL 0.9.1 logs the validation before training as step 0, without step timings.

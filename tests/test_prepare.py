@@ -44,18 +44,21 @@ def gsm8k_jsonl(tmp_path: Path) -> Path:
     return source
 
 
-@pytest.fixture
-def gsm8k_hub_layout(tmp_path: Path) -> Path:
-    """The layout of the dataset's hub snapshot: main/<split>-00000-of-00001.parquet."""
-    source = tmp_path / "snapshot"
-    (source / "main").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(TRAIN), source / "main" / "train-00000-of-00001.parquet")
-    pq.write_table(pa.Table.from_pylist(TEST), source / "main" / "test-00000-of-00001.parquet")
+def hub_snapshot(source: Path, folder: str, train: list[dict], test: list[dict]) -> Path:
+    """The layout of a dataset's hub snapshot: <folder>/<split>-00000-of-00001.parquet."""
+    (source / folder).mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(train), source / folder / "train-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist(test), source / folder / "test-00000-of-00001.parquet")
     return source
 
 
-def prepare_dataset(source: Path, out: Path) -> subprocess.CompletedProcess:
-    return run_prepare("--source", "local", "--dataset-local-path", str(source),
+@pytest.fixture
+def gsm8k_hub_layout(tmp_path: Path) -> Path:
+    return hub_snapshot(tmp_path / "snapshot", "main", TRAIN, TEST)
+
+
+def prepare_dataset(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return run_prepare("--source", "local", "--dataset-local-path", str(source), *extra,
                        "--train-file", str(out / "train.parquet"), "--val-file", str(out / "test.parquet"))
 
 
@@ -199,3 +202,51 @@ def test_a_directory_without_config_is_not_taken_for_a_model(tmp_path):
 def test_incomplete_arguments_are_named(args, message):
     result = run_prepare(*args)
     assert result.returncode == 2 and message in result.stderr
+
+
+# MATH as its hub snapshot lays it out (DigitalLearningGmbH/MATH-lighteval: data/<split>-*.parquet with
+# problem / level / type / solution), answers inside the solution's last \boxed{...}.
+MATH_TRAIN = [
+    {"problem": "What is $1+1$?", "level": "Level 1", "type": "Algebra",
+     "solution": "We add: $1+1=\\boxed{2}$."},
+    {"problem": "Simplify $\\frac{2}{4}$.", "level": "Level 2", "type": "Prealgebra",
+     "solution": "First $\\boxed{1}$ is wrong; the answer is $\\boxed{\\frac{1}{2}}$."},
+]
+MATH_TEST = [{"problem": "Area of a unit square?", "level": "Level 1", "type": "Geometry",
+              "solution": "It is $\\fbox{1}$."}]
+
+
+@pytest.fixture
+def math_hub_layout(tmp_path: Path) -> Path:
+    return hub_snapshot(tmp_path / "math-snapshot", "data", MATH_TRAIN, MATH_TEST)
+
+
+def prepare_math(source: Path, out: Path) -> subprocess.CompletedProcess:
+    return prepare_dataset(source, out, "--dataset-format", "math")
+
+
+def test_math_becomes_verl_parquet_scored_by_verls_math_scorer(math_hub_layout, tmp_path):
+    out = tmp_path / "data" / "math"
+    result = prepare_math(math_hub_layout, out)
+    assert result.returncode == 0, result.stderr
+    train = pq.read_table(out / "train.parquet")
+    assert train.column_names == VERL_COLUMNS
+    rows = train.to_pylist()
+    # The last \boxed{...}, nested braces kept whole: what veRL's MATH scorer compares the response's with.
+    assert [row["reward_model"]["ground_truth"] for row in rows] == ["2", "\\frac{1}{2}"]
+    assert {row["data_source"] for row in rows} == {"DigitalLearningGmbH/MATH-lighteval"}
+    assert rows[0]["prompt"][0]["content"].startswith(MATH_TRAIN[0]["problem"])
+    assert "\\boxed{}" in rows[0]["prompt"][0]["content"]
+    assert rows[1]["extra_info"]["answer"] == MATH_TRAIN[1]["solution"]
+    test = pq.read_table(out / "test.parquet").to_pylist()
+    assert [row["reward_model"]["ground_truth"] for row in test] == ["1"]
+
+
+def test_a_math_solution_without_a_boxed_answer_fails_and_leaves_nothing(tmp_path):
+    source = tmp_path / "bad-math"
+    write_jsonl(source / "train.jsonl", [{"problem": "p", "solution": "the answer is 3"}])
+    write_jsonl(source / "test.jsonl", [{"problem": "p", "solution": "open \\boxed{3"}])
+    out = tmp_path / "data"
+    result = prepare_math(source, out)
+    assert result.returncode != 0 and "\\boxed" in result.stderr
+    assert not (out / "train.parquet").exists() and list(out.glob(".*partial")) == []

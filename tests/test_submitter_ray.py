@@ -210,3 +210,47 @@ def test_stop_mode_never_blocks_uninstall_when_the_head_is_gone(tmp_path):
     result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0 and "could not stop" in result.stdout
+
+
+def write_checkpoint(root, step: int, world_size: int, newest: bool = True) -> None:
+    """veRL's checkpoint layout: global_step_N/actor/model_world_size_W_rank_R.pt (+ optimizer and extra
+    state per rank), data.pt, and the tracker file naming the newest step."""
+    actor = root / f"global_step_{step}" / "actor"
+    actor.mkdir(parents=True)
+    for rank in range(world_size):
+        for kind in ("model", "optim", "extra_state"):
+            (actor / f"{kind}_world_size_{world_size}_rank_{rank}.pt").write_bytes(b"\0")
+    (actor / "huggingface").mkdir()
+    (root / f"global_step_{step}" / "data.pt").write_bytes(b"\0")
+    if newest:
+        (root / "latest_checkpointed_iteration.txt").write_text(str(step))
+
+
+def test_a_checkpoint_of_another_gpu_count_fails_before_submitting(dashboard, tmp_path):
+    """helm upgrade changed the GPUs (4 now), the newest checkpoint was written by 2: veRL would fail
+    loading its shards after the cluster came up. The submitter says so first and submits nothing."""
+    checkpoints = tmp_path / "checkpoints" / "verl-ppo" / "gsm8k"
+    write_checkpoint(checkpoints, 10, world_size=4, newest=False)  # an older step of another layout: not loaded
+    write_checkpoint(checkpoints, 20, world_size=2)
+    prefix = "resize-ppo-job-0001"
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, resume_check_dir=str(checkpoints)))
+    assert code == 5, output
+    assert f"{checkpoints}/global_step_20/actor was written by 2 GPUs, this release has {GPUS}" in output
+    assert "ppo-job.trainer.experimentName=<new name>" in output and "go back to 2 GPUs" in output
+    assert jobs(dashboard, prefix) == []
+
+
+def test_a_checkpoint_of_the_same_gpu_count_resumes(dashboard, tmp_path):
+    checkpoints = tmp_path / "checkpoints"
+    write_checkpoint(checkpoints, 5, world_size=GPUS)
+    prefix = "resume-ppo-job-0001"
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, resume_check_dir=str(checkpoints)))
+    assert code == 0, output
+    assert f"written by {GPUS} GPUs, as many as this release has" in output
+    assert [j["submission_id"] for j in jobs(dashboard, prefix)] == [f"{prefix}-a1"]
+
+
+def test_no_checkpoint_yet_starts_from_scratch(dashboard, tmp_path):
+    prefix = "fresh-ppo-job-0001"
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, resume_check_dir=str(tmp_path / "none")))
+    assert code == 0 and "submitted" in output and "resuming" not in output, output

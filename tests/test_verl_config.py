@@ -20,6 +20,21 @@ from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 
 VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
                 *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
+ALGORITHMS = ["ppo", "grpo", "rloo", "reinforce++", "dapo"]
+
+
+def ppo_job_values(path: Path | None) -> dict:
+    return (yaml.safe_load(path.read_text()) or {}).get("ppo-job", {}) if path else {}
+
+
+def versions_of(path: Path | None) -> list[str]:
+    """A scenario that names its veRL version (DAPO needs 0.9.1) is composed with that one; the others with each."""
+    pinned = ppo_job_values(path).get("verlVersion")
+    return [str(pinned)] if pinned else verl_versions()
+
+
+SCENARIOS = [pytest.param(version, path, id=f"{'defaults' if path is None else Path(path).stem}-{version}")
+             for path in VALUES_FILES for version in versions_of(path)]
 
 
 @functools.lru_cache(maxsize=None)  # one render per set of arguments: several tests compose the same command
@@ -47,8 +62,7 @@ def test_supported_versions_agree_everywhere():
     assert [str(v) for v in enum] == verl_versions()
 
 
-@pytest.mark.parametrize("version", verl_versions())
-@pytest.mark.parametrize("path", VALUES_FILES, ids=lambda p: "defaults" if p is None else Path(p).stem)
+@pytest.mark.parametrize("version, path", SCENARIOS)
 def test_rendered_command_composes_with_verl(version, path):
     args = (["-f", str(path)] if path else []) + ["--set", f"ppo-job.verlVersion={version}"]
     words = rendered_command(*args)
@@ -162,3 +176,50 @@ def test_generator_check_says_when_the_config_is_not_there(tmp_path, capsys, mon
     path = extra_args_file(tmp_path, "0.4.1", "trainer.val_before_trian=False")
     assert generator_main(["check", str(path)]) == 0
     assert "extraArgs not checked against veRL's config: veRL 0.4.1's config not found" in capsys.readouterr().err
+
+
+def rendered_keys(words: list[str]) -> set[str]:
+    return {word.split("=", 1)[0] for word in words}
+
+
+@pytest.mark.parametrize("version", verl_versions())
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm, version):
+    """Each preset where the version's main trainer has it: veRL's estimator, no critic settings unless GAE,
+    reference settings only with a KL term, rollout.n the algorithm's; elsewhere the rulebook names the version."""
+    result = helm_cli.template(helm_binaries()["helm3"], "--set", f"ppo-job.algorithm.name={algorithm}",
+                               "--set-string", f"ppo-job.verlVersion={version}")
+    if algorithm == "dapo" and version != "0.9.1":
+        assert result.returncode != 0
+        assert f"ppo-job.algorithm.name=dapo: is not in veRL {version}'s main trainer" in result.output
+        return
+    words = rendered_command("--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}")[3:]
+    config = compose_with_verl(version, words)
+    assert OmegaConf.missing_keys(config) == set()
+    algo, actor = config.algorithm, config.actor_rollout_ref.actor
+    expected = {"ppo": ("gae", 1), "grpo": ("grpo", 5), "rloo": ("rloo", 5), "reinforce++": ("reinforce_plus_plus", 4),
+                "dapo": ("grpo", 16)}[algorithm]
+    assert (algo.adv_estimator, config.actor_rollout_ref.rollout.n) == expected
+    keys = rendered_keys(words)
+    critic_keys = {key for key in keys if key.startswith("critic.") or key == "trainer.max_critic_ckpt_to_keep"}
+    assert bool(critic_keys) == (algorithm == "ppo"), critic_keys
+    assert ("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" in keys) == (algorithm != "dapo")
+    assert actor.use_kl_loss == (algorithm == "grpo")
+    if algorithm == "grpo":
+        assert (actor.kl_loss_type, actor.kl_loss_coef) == ("low_var_kl", 0.001)
+    if "use_kl_in_reward" in algo:  # 0.3 has no switch: it adds the KL penalty to the reward unless it is in the loss
+        assert algo.use_kl_in_reward == (algorithm in ("rloo", "reinforce++"))
+    if algorithm == "dapo":
+        assert (actor.clip_ratio_low, actor.clip_ratio_high, actor.loss_agg_mode) == (0.2, 0.28, "token-mean")
+        assert algo.filter_groups.enable and config.reward.reward_manager.name == "dapo"
+    if version == "0.9.1":  # its defaults that bite, rendered explicitly
+        assert {"actor_rollout_ref.rollout.mode", "actor_rollout_ref.rollout.tensor_model_parallel_size"} <= keys
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_custom_reward_function_lands_where_the_version_reads_it(version):
+    words = rendered_command("--set", "ppo-job.reward.functionPath=/data/rewards/score.py",
+                             "--set", "ppo-job.reward.functionName=score", "--set-string", f"ppo-job.verlVersion={version}")
+    config = compose_with_verl(version, words[3:])
+    section = config.reward.custom_reward_function if version == "0.9.1" else config.custom_reward_function
+    assert (section.path, section.name) == ("/data/rewards/score.py", "score")

@@ -1,4 +1,4 @@
-"""Put GSM8K (in veRL's parquet layout) and the model onto the shared volume before the PPO run.
+"""Put the dataset (GSM8K or MATH, in veRL's parquet layout) and the model onto the shared volume before the run.
 
 Each target is skipped when it is already there, and written under a temporary name first, then
 renamed: a retried or concurrent pod never leaves a half-written file that the run would read.
@@ -19,13 +19,11 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-# veRL's GSM8K reward function is chosen by this data_source and scores the number after "####".
-DATA_SOURCE = "openai/gsm8k"
-INSTRUCTION = 'Let\'s think step by step and output the final answer after "####".'
 FINAL_ANSWER = re.compile(r"####\s*(-?[0-9.,]+)\s*$")
-SPLITS = {"train": "train", "val": "test"}  # our target -> GSM8K's split name
+BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+SPLITS = {"train": "train", "val": "test"}  # our target -> the dataset's split name (GSM8K's and MATH's)
 RECORD_SUFFIXES = (".parquet", ".jsonl", ".json")
 
 
@@ -41,23 +39,55 @@ def final_answer(solution: str) -> str:
     return match.group(1).replace(",", "")
 
 
-def verl_row(record: dict[str, Any], split: str, index: int) -> dict[str, Any]:
-    """One GSM8K record as the row veRL's RLHF dataset and GSM8K reward function read."""
-    question, solution = record["question"], record["answer"]
+def boxed_answer(solution: str) -> str:
+    """What MATH's solution puts in its last \\boxed{...} (braces balanced), as veRL's MATH scorer compares it."""
+    starts = list(BOXED.finditer(solution))
+    if not starts:
+        raise ValueError(f"solution has no \\boxed{{...}} answer: {solution[-80:]!r}")
+    depth, begin = 1, starts[-1].end()
+    for position in range(begin, len(solution)):
+        depth += {"{": 1, "}": -1}.get(solution[position], 0)
+        if depth == 0:
+            return solution[begin:position]
+    raise ValueError(f"solution's last \\boxed{{ is never closed: {solution[-80:]!r}")
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    """A dataset's record fields and how veRL scores it: its reward function is chosen by data_source."""
+
+    data_source: str
+    question_field: str
+    solution_field: str
+    instruction: str
+    answer: Callable[[str], str]
+
+
+FORMATS = {
+    "gsm8k": DatasetFormat("openai/gsm8k", "question", "answer",
+                           'Let\'s think step by step and output the final answer after "####".', final_answer),
+    "math": DatasetFormat("DigitalLearningGmbH/MATH-lighteval", "problem", "solution",
+                          "Let's think step by step and output the final answer within \\boxed{}.", boxed_answer),
+}
+
+
+def verl_row(form: DatasetFormat, record: dict[str, Any], split: str, index: int) -> dict[str, Any]:
+    """One record as the row veRL's RLHF dataset and its reward function for the data_source read."""
+    question, solution = record[form.question_field], record[form.solution_field]
     return {
-        "data_source": DATA_SOURCE,
-        "prompt": [{"role": "user", "content": f"{question} {INSTRUCTION}"}],
+        "data_source": form.data_source,
+        "prompt": [{"role": "user", "content": f"{question} {form.instruction}"}],
         "ability": "math",
-        "reward_model": {"style": "rule", "ground_truth": final_answer(solution)},
+        "reward_model": {"style": "rule", "ground_truth": form.answer(solution)},
         "extra_info": {"split": split, "index": index, "question": question, "answer": solution},
     }
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path, form: DatasetFormat) -> list[dict[str, Any]]:
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_table(path, columns=["question", "answer"]).to_pylist()
+        return pq.read_table(path, columns=[form.question_field, form.solution_field]).to_pylist()
     with path.open(encoding="utf-8") as source:
         if path.suffix == ".json":
             return json.load(source)
@@ -114,6 +144,7 @@ class DatasetTask:
     dataset_id: str
     local_path: str
     targets: dict[str, Path]  # "train" / "val" -> parquet path
+    form: DatasetFormat
 
     def missing(self) -> dict[str, Path]:
         return {name: path for name, path in self.targets.items() if not path.exists()}
@@ -127,8 +158,8 @@ class DatasetTask:
             self.source, self.dataset_id, "dataset", scratch / "dataset")
         for name, target in missing.items():
             split = SPLITS[name]
-            records = read_records(find_split_file(root, split))
-            rows = [verl_row(record, split, index) for index, record in enumerate(records)]
+            records = read_records(find_split_file(root, split), self.form)
+            rows = [verl_row(self.form, record, split, index) for index, record in enumerate(records)]
             write_parquet_atomically(rows, target)
             log(f"wrote {len(rows)} {split} rows to {target}")
 
@@ -169,7 +200,8 @@ def parse_args(argv: Iterable[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", choices=["huggingface", "modelscope", "local"], default="huggingface")
     parser.add_argument("--dataset-id", default="openai/gsm8k")
-    parser.add_argument("--dataset-local-path", default="", help="offline GSM8K copy (source local)")
+    parser.add_argument("--dataset-format", choices=sorted(FORMATS), default="gsm8k")
+    parser.add_argument("--dataset-local-path", default="", help="offline copy of the dataset (source local)")
     parser.add_argument("--train-file", help="target train parquet; omit to skip the dataset")
     parser.add_argument("--val-file", help="target validation parquet")
     parser.add_argument("--model-id", default="")
@@ -192,7 +224,8 @@ def tasks_from(args: argparse.Namespace) -> list[DatasetTask | ModelTask]:
         targets = {"train": Path(args.train_file)}
         if args.val_file:
             targets["val"] = Path(args.val_file)
-        tasks.append(DatasetTask(args.source, args.dataset_id, args.dataset_local_path, targets))
+        tasks.append(DatasetTask(args.source, args.dataset_id, args.dataset_local_path, targets,
+                                 FORMATS[args.dataset_format]))
     if args.model_path:
         tasks.append(ModelTask(args.source, args.model_id, args.model_local_path, Path(args.model_path)))
     return tasks

@@ -10,8 +10,11 @@ a new Job, whose submitter stops the release's superseded runs before it submits
 the Ray job runs finds it and re-attaches; only after a FAILED or STOPPED attempt is a new one
 started (veRL's resume_mode=auto resumes it from the last checkpoint), up to VERL_PPO_MAX_ATTEMPTS.
 
-Before anything is submitted, the inputs on the shared volume (data files, model config) must be
-there: checked once, or waited for while the chart's preparation Job writes them.
+Before anything is submitted, the inputs on the shared volume (data files, model config, reward
+function) must be there: checked once, or waited for while the chart's preparation Job writes them.
+And the checkpoint veRL would resume from must have been written by as many GPUs as the release has:
+its FSDP shards are per rank (global_step_N/actor/model_world_size_W_rank_R.pt), so a run resumed
+on another GPU count fails deep inside the run, after the cluster came up.
 
 On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
@@ -37,6 +40,9 @@ from dataclasses import dataclass
 from typing import Any
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
+# veRL's checkpoint layout: the tracker file names the newest step; each rank writes its actor shard.
+CHECKPOINT_TRACKER = "latest_checkpointed_iteration.txt"
+ACTOR_SHARD = re.compile(r"model_world_size_(\d+)_rank_\d+\.pt$")
 ACTIVE = {"PENDING", "RUNNING"}
 
 
@@ -52,6 +58,7 @@ class Settings:
     inputs: list[str]
     wait_for_inputs: bool
     inputs_timeout_seconds: float
+    resume_check_dir: str = ""  # veRL's checkpoint directory when it resumes from there (resume_mode auto)
     poll_seconds: float = 5.0
 
     @classmethod
@@ -69,6 +76,7 @@ class Settings:
             inputs=json.loads(os.environ.get("VERL_PPO_INPUTS", "[]")),
             wait_for_inputs=os.environ.get("VERL_PPO_WAIT_FOR_INPUTS", "false") == "true",
             inputs_timeout_seconds=float(os.environ.get("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200")),
+            resume_check_dir=os.environ.get("VERL_PPO_RESUME_CHECK_DIR", ""),
             poll_seconds=float(os.environ.get("VERL_PPO_POLL_SECONDS", "5")),
         )
 
@@ -180,6 +188,46 @@ def wait_for_inputs(settings: Settings) -> None:
         time.sleep(settings.poll_seconds)
     if settings.inputs:
         log(f"inputs present: {', '.join(settings.inputs)}")
+
+
+def checkpoint_world_sizes(checkpoint_dir: str) -> tuple[str, set[int]] | None:
+    """(the newest checkpoint's actor directory, the world sizes of its shards), as veRL's resume finds it
+    (the tracker file's step); None where veRL would start from scratch."""
+    try:
+        with open(os.path.join(checkpoint_dir, CHECKPOINT_TRACKER), encoding="utf-8") as tracker:
+            step = int(tracker.read().strip())
+    except (OSError, ValueError):
+        return None
+    actor = os.path.join(checkpoint_dir, f"global_step_{step}", "actor")
+    try:
+        names = os.listdir(actor)
+    except OSError:
+        return None
+    return actor, {int(match.group(1)) for name in names if (match := ACTOR_SHARD.match(name))}
+
+
+def check_resumable(settings: Settings) -> None:
+    """Fails before submitting when veRL would resume from a checkpoint of another GPU count."""
+    if not settings.resume_check_dir:
+        return
+    found = checkpoint_world_sizes(settings.resume_check_dir)
+    if found is None:
+        return
+    actor, sizes = found
+    expected = int(settings.expected_gpus)
+    if not sizes:
+        log(f"resuming from {actor}: no model_world_size_W_rank_R.pt shards there to check")
+        return
+    if sizes == {expected}:
+        log(f"resuming from {actor}: written by {expected} GPUs, as many as this release has")
+        return
+    written = "/".join(str(size) for size in sorted(sizes))
+    log(f"cannot resume: the newest checkpoint {actor} was written by {written} GPUs, this release has "
+        f"{expected} (global.gpu.nodes x global.gpu.perNode); veRL loads its shards per rank and would fail "
+        f"inside the run. Either start a new run in a new checkpoint directory (--set "
+        f"ppo-job.trainer.experimentName=<new name>), or go back to {written} GPUs in total (global.gpu.nodes x "
+        f"global.gpu.perNode = {written})")
+    sys.exit(5)
 
 
 def attempts_of(api: RayJobsAPI, prefix: str) -> dict[int, dict[str, Any]]:
@@ -326,6 +374,7 @@ def submit_once(api: RayJobsAPI, settings: Settings) -> str:
 
 def run(api: RayJobsAPI, settings: Settings) -> int:
     wait_for_inputs(settings)
+    check_resumable(settings)
     wait_for_cluster(api, settings)
     submission_id = submit_once(api, settings)
     job = follow(api, submission_id, settings.poll_seconds)

@@ -2,13 +2,17 @@
 The veRL command, rendered from values as plain key=value Hydra overrides (never ++key: it hides typos).
 */}}
 
-{{/* What differs between the supported veRL versions (JSON): where the critic's FSDP settings live,
-     and whether the reward model's rollout engine is a mandatory value (??? since 0.9). */}}
+{{/* What differs between the supported veRL versions (JSON): where the critic's FSDP settings live;
+     whether the reward model's rollout engine is a mandatory value (??? since 0.9); whether
+     algorithm.use_kl_in_reward exists (0.3 always adds the KL penalty to the reward unless the KL is in
+     the loss); the rollout mode to render (0.9 accepts only async, its default, and says so explicitly
+     here); where the custom reward function is set; the rollout engines its workers build; whether its
+     HF rollout samples rollout.n responses per prompt (0.3's generates one). */}}
 {{- define "ppo-job.verlFacts" -}}
 {{- $byVersion := dict
-  "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false)
-  "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false)
-  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true) -}}
+  "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" false "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" false)
+  "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" true "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" true)
+  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true "klInRewardKey" true "rolloutMode" "async" "customRewardKey" "reward.custom_reward_function" "rolloutNames" (list "vllm" "sglang") "hfSamplesN" true) -}}
 {{- get $byVersion (toString .Values.verlVersion) | default dict | toJson -}}
 {{- end -}}
 
@@ -16,7 +20,10 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- define "ppo-job.overrides" -}}
 {{- $v := .Values -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
 {{- $critic := $facts.criticFsdpKey -}}
+{{- $usesCritic := $algorithm.critic | default false -}}
+{{- $usesRef := ne (toString $algorithm.kl) "none" -}}
 {{- $o := list
   (printf "data.train_files=%s" $v.data.trainFiles)
   (printf "data.val_files=%s" $v.data.valFiles)
@@ -28,15 +35,20 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "actor_rollout_ref.actor.ppo_mini_batch_size=%d" (int $v.actor.ppoMiniBatchSize))
   (printf "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=%d" (int $v.actor.ppoMicroBatchSizePerGpu))
   (printf "actor_rollout_ref.rollout.name=%s" $v.rollout.name)
-  (printf "actor_rollout_ref.rollout.n=%d" (int $v.rollout.responsesPerPrompt))
+  (printf "actor_rollout_ref.rollout.n=%d" (include "ppo-job.responsesPerPrompt" . | int))
   (printf "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=%d" (int $v.rollout.logProbMicroBatchSizePerGpu))
   (printf "actor_rollout_ref.rollout.tensor_model_parallel_size=%d" (int $v.rollout.tensorModelParallelSize))
   (printf "actor_rollout_ref.rollout.gpu_memory_utilization=%v" $v.rollout.gpuMemoryUtilization)
-  (printf "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=%d" (int $v.ref.logProbMicroBatchSizePerGpu))
+-}}
+{{- if $usesRef }}{{ $o = append $o (printf "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=%d" (int $v.ref.logProbMicroBatchSizePerGpu)) }}{{ end -}}
+{{- if $usesCritic }}
+{{- $o = concat $o (list
   (printf "critic.optim.lr=%v" $v.critic.lr)
   (printf "critic.model.path=%s" (default $v.model.path $v.critic.modelPath))
-  (printf "critic.ppo_micro_batch_size_per_gpu=%d" (int $v.critic.ppoMicroBatchSizePerGpu))
-  (printf "algorithm.kl_ctrl.kl_coef=%v" $v.algorithm.klCoef)
+  (printf "critic.ppo_micro_batch_size_per_gpu=%d" (int $v.critic.ppoMicroBatchSizePerGpu))) }}
+{{- end }}
+{{- if has $algorithm.kl (list "coef" "reward") }}{{ $o = append $o (printf "algorithm.kl_ctrl.kl_coef=%v" $v.algorithm.klCoef) }}{{ end -}}
+{{- $o = concat $o (list
   (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger (include "verl-ppo.tensorboardEnabled" . | eq "true"))))
   (printf "trainer.project_name=%s" $v.trainer.projectName)
   (printf "trainer.experiment_name=%s" $v.trainer.experimentName)
@@ -47,26 +59,46 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "trainer.nnodes=%d" (include "verl-ppo.gpuNodes" . | int))
   (printf "trainer.save_freq=%d" (int $v.trainer.saveFreq))
   (printf "trainer.test_freq=%d" (int $v.trainer.testFreq))
-  (printf "trainer.total_epochs=%d" (int $v.trainer.totalEpochs))
--}}
+  (printf "trainer.total_epochs=%d" (int $v.trainer.totalEpochs))) -}}
 {{- if $v.actor.useDynamicBsz }}
 {{- $o = concat $o (list
   "actor_rollout_ref.actor.use_dynamic_bsz=true"
-  (printf "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=%d" (int $v.actor.ppoMaxTokenLenPerGpu))
-  (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu))) }}
+  (printf "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=%d" (int $v.actor.ppoMaxTokenLenPerGpu))) }}
+{{- if $usesCritic }}{{ $o = append $o (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu)) }}{{ end }}
 {{- end }}
 {{- if $v.actor.paramOffload }}{{ $o = append $o "actor_rollout_ref.actor.fsdp_config.param_offload=true" }}{{ end }}
 {{- if $v.actor.optimizerOffload }}{{ $o = append $o "actor_rollout_ref.actor.fsdp_config.optimizer_offload=true" }}{{ end }}
-{{- if $v.ref.paramOffload }}{{ $o = append $o "actor_rollout_ref.ref.fsdp_config.param_offload=true" }}{{ end }}
-{{- if $v.critic.paramOffload }}{{ $o = append $o (printf "%s.param_offload=true" $critic) }}{{ end }}
-{{- if $v.critic.optimizerOffload }}{{ $o = append $o (printf "%s.optimizer_offload=true" $critic) }}{{ end }}
+{{- if and $usesRef $v.ref.paramOffload }}{{ $o = append $o "actor_rollout_ref.ref.fsdp_config.param_offload=true" }}{{ end }}
+{{- if and $usesCritic $v.critic.paramOffload }}{{ $o = append $o (printf "%s.param_offload=true" $critic) }}{{ end }}
+{{- if and $usesCritic $v.critic.optimizerOffload }}{{ $o = append $o (printf "%s.optimizer_offload=true" $critic) }}{{ end }}
 {{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" $v.rollout.name) }}{{ end }}
+{{- with $facts.rolloutMode }}{{ $o = append $o (printf "actor_rollout_ref.rollout.mode=%s" .) }}{{ end }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
-{{- $o = concat $o (list
-  (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep))
-  (printf "trainer.max_critic_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep))) }}
+{{- $o = append $o (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}
+{{- if $usesCritic }}{{ $o = append $o (printf "trainer.max_critic_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}{{ end }}
+{{- end }}
+{{- $o = concat $o (include "ppo-job.algorithmOverrides" . | fromJsonArray) }}
+{{- with $v.reward.functionPath }}
+{{- $o = concat $o (list (printf "%s.path=%s" $facts.customRewardKey .) (printf "%s.name=%s" $facts.customRewardKey $v.reward.functionName)) }}
 {{- end }}
 {{- concat $o ($v.extraArgs | default list) | toJson -}}
+{{- end -}}
+
+{{/* What the chosen algorithm sets beyond the values every run renders (JSON list; empty for PPO, whose
+     GAE estimator and KL coefficient are veRL's defaults and the seed's run). */}}
+{{- define "ppo-job.algorithmOverrides" -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $o := list -}}
+{{- if ne $algorithm.name "ppo" -}}
+{{- $o = append $o (printf "algorithm.adv_estimator=%s" $algorithm.estimator) -}}
+{{- $o = append $o (printf "actor_rollout_ref.actor.use_kl_loss=%t" (eq $algorithm.kl "loss")) -}}
+{{- if eq $algorithm.kl "loss" -}}
+{{- $o = concat $o (list (printf "actor_rollout_ref.actor.kl_loss_coef=%v" .Values.algorithm.klCoef) "actor_rollout_ref.actor.kl_loss_type=low_var_kl") -}}
+{{- end -}}
+{{- if $facts.klInRewardKey }}{{ $o = append $o (printf "algorithm.use_kl_in_reward=%t" (eq $algorithm.kl "reward")) }}{{ end -}}
+{{- end -}}
+{{- concat $o ($algorithm.overrides | default list) | toJson -}}
 {{- end -}}
 
 {{/* The Ray job's entrypoint: one shell line, every override quoted as one word. */}}

@@ -53,16 +53,29 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
     claimName: {{ include "verl-ppo.claimName" . }}
 {{- end -}}
 
-{{/* The run's inputs on the shared volume (JSON list): data files, and each model's config.json.
+{{/* The run's inputs on the shared volume (JSON list): data files, each model's config.json (the
+     critic's only where the algorithm trains one), the custom reward function's file.
      Paths outside the mount (inside the image, a remote URI) are not the submitter's to check. */}}
 {{- define "ppo-job.inputs" -}}
 {{- $mount := printf "%s/" (include "verl-ppo.mountPath" .) -}}
-{{- $models := uniq (list .Values.model.path (default .Values.model.path .Values.critic.modelPath)) -}}
+{{- $models := list .Values.model.path -}}
+{{- if (include "ppo-job.algorithm" . | fromJson).critic }}{{ $models = uniq (append $models (default .Values.model.path .Values.critic.modelPath)) }}{{ end -}}
 {{- $paths := list .Values.data.trainFiles .Values.data.valFiles -}}
 {{- range $models }}{{ $paths = append $paths (printf "%s/config.json" (trimSuffix "/" .)) }}{{ end -}}
+{{- with .Values.reward.functionPath }}{{ $paths = append $paths . }}{{ end -}}
 {{- $inputs := list -}}
 {{- range uniq $paths }}{{ if hasPrefix $mount . }}{{ $inputs = append $inputs . }}{{ end }}{{ end -}}
 {{- toJson $inputs -}}
+{{- end -}}
+
+{{/* The checkpoint directory veRL resumes from (resume_mode auto), where the submitter can read it
+     (on the shared volume): it checks that the newest checkpoint was written by as many GPUs as the
+     release has. Empty: nothing to check. */}}
+{{- define "ppo-job.resumeCheckDir" -}}
+{{- $dir := include "verl-ppo.checkpointDir" . -}}
+{{- if and (eq .Values.trainer.resumeMode "auto") (hasPrefix (printf "%s/" (include "verl-ppo.mountPath" .)) $dir) -}}
+{{- $dir -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The Job's name carries a hash of the run (job.json) and of its pod: an upgrade that changes

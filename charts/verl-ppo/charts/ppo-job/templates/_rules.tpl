@@ -6,6 +6,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- define "ppo-job.rules" -}}
 {{- include "ppo-job.rules.batch" . -}}
 {{- include "ppo-job.rules.run" . -}}
+{{- include "ppo-job.rules.algorithm" . -}}
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepare" . -}}
 {{- end -}}
@@ -15,7 +16,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $v := .Values -}}
 {{- $gpus := include "verl-ppo.totalGpus" . | int -}}
 {{- $batch := int $v.data.trainBatchSize -}}
-{{- $n := int $v.rollout.responsesPerPrompt -}}
+{{- $n := include "ppo-job.responsesPerPrompt" . | int -}}
 {{- $mini := int $v.actor.ppoMiniBatchSize -}}
 {{- if mod (mul $batch $n) $gpus -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sdata.trainBatchSize" $p) "value" $batch "problem" (printf "times rollout.n (%d) is not divisible by the %d GPUs in total (global.gpu.nodes x global.gpu.perNode)" $n $gpus) "fix" (printf "make trainBatchSize x rollout.n a multiple of %d, e.g. --set %sdata.trainBatchSize=%d" $gpus $p (mul (add (div $batch $gpus) 1) $gpus))) -}}
@@ -27,7 +28,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- if le $perGpu 0 -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sactor.ppoMiniBatchSize" $p) "value" $mini "problem" (printf "x rollout.n (%d) / %d GPUs is 0 samples per GPU" $n $gpus) "fix" (printf "--set %sactor.ppoMiniBatchSize=%d or more" $p $gpus)) -}}
 {{- else if not $v.actor.useDynamicBsz -}}
-{{- range $field := list "actor.ppoMicroBatchSizePerGpu" "critic.ppoMicroBatchSizePerGpu" -}}
+{{- $trained := list "actor.ppoMicroBatchSizePerGpu" -}}
+{{- if (include "ppo-job.algorithm" . | fromJson).critic }}{{ $trained = append $trained "critic.ppoMicroBatchSizePerGpu" }}{{ end -}}
+{{- range $field := $trained -}}
 {{- $micro := int (get (get $v (first (splitList "." $field))) (last (splitList "." $field))) -}}
 {{- if mod $perGpu $micro -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s" $p $field) "value" $micro "problem" (printf "must divide %d (mini batch %d x n %d / %d GPUs)" $perGpu $mini $n $gpus) "fix" (printf "--set %s%s=<a divisor of %d>" $p $field $perGpu)) -}}
@@ -53,6 +56,29 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The algorithm must be in the chosen veRL, with the responses per prompt it needs, sampled by the chosen rollout engine. */}}
+{{- define "ppo-job.rules.algorithm" -}}
+{{- $p := .prefix -}}
+{{- $v := .Values -}}
+{{- $version := toString $v.verlVersion -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- $n := include "ppo-job.responsesPerPrompt" . | int -}}
+{{- if and $facts $algorithm -}}
+{{- if not (has $version $algorithm.versions) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%salgorithm.name" $p) "value" $algorithm.name "problem" (printf "is not in veRL %s's main trainer (it is in veRL %s)" $version (join ", " $algorithm.versions)) "fix" (printf "--set %sverlVersion=%s with an image of that veRL, or choose another algorithm" $p (last $algorithm.versions))) -}}
+{{- end -}}
+{{- if lt $n (int $algorithm.minResponses) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.responsesPerPrompt" $p) "value" $n "problem" (printf "is below %d: %s compares the responses to one prompt, and a group of one has no baseline" (int $algorithm.minResponses) $algorithm.name) "fix" (printf "--set %srollout.responsesPerPrompt=%d (or null for the algorithm's default)" $p (int $algorithm.responsesPerPrompt))) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $facts (not (has $v.rollout.name $facts.rolloutNames)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.name" $p) "value" $v.rollout.name "problem" (printf "is not a rollout engine of veRL %s (it has %s)" $version (join ", " $facts.rolloutNames)) "fix" (printf "--set %srollout.name=vllm" $p)) -}}
+{{- else if and $facts (eq $v.rollout.name "hf") (gt $n 1) (not $facts.hfSamplesN) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.responsesPerPrompt" $p) "value" $n "problem" (printf "is ignored by veRL %s's HF rollout, which samples one response per prompt: the first step would fail joining %d-fold prompts with single responses" $version $n) "fix" (printf "--set %srollout.name=vllm, or --set %sverlVersion=0.4.1" $p $p)) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The preparation Job writes the run's inputs: they must be on the shared volume, its sources named. */}}
 {{- define "ppo-job.rules.prepare" -}}
 {{- $p := .prefix -}}
@@ -60,13 +86,19 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $prepare := $v.prepare -}}
 {{- if $prepare.enabled -}}
 {{- $mount := printf "%s/" (include "verl-ppo.mountPath" .) -}}
-{{- range $field, $path := dict "data.trainFiles" $v.data.trainFiles "data.valFiles" $v.data.valFiles "model.path" $v.model.path -}}
+{{- $writes := dict "model.path" $v.model.path -}}
+{{- $parts := list "model" -}}
+{{- if ne $prepare.dataset.format "none" -}}
+{{- $writes = merge $writes (dict "data.trainFiles" $v.data.trainFiles "data.valFiles" $v.data.valFiles) -}}
+{{- $parts = prepend $parts "dataset" -}}
+{{- end -}}
+{{- range $field, $path := $writes -}}
 {{- if not (hasPrefix $mount $path) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s" $p $field) "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s, or --set %sprepare.enabled=false" $mount $p)) -}}
 {{- end -}}
 {{- end -}}
 {{- $sourceKey := ternary "localPath" "id" (eq $prepare.source "local") -}}
-{{- range $part := list "dataset" "model" -}}
+{{- range $part := $parts -}}
 {{- $field := printf "%sprepare.%s.%s" $p $part $sourceKey -}}
 {{- if not (get (get $prepare $part) $sourceKey) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" "" "problem" (printf "must not be empty with prepare.source %s" $prepare.source) "fix" (printf "--set %s=..." $field)) -}}

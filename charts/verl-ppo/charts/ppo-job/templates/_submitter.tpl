@@ -3,6 +3,7 @@
 {{- define "ppo-job.submitterPod" -}}
 {{- $v := .Values -}}
 {{- $inputs := include "ppo-job.inputs" . | fromJsonArray -}}
+{{- $resumeCheckDir := include "ppo-job.resumeCheckDir" . -}}
 metadata:
   labels:
     {{- include "verl-ppo.selectorLabels" (dict "ctx" $ "component" "ppo-job") | nindent 4 }}
@@ -44,18 +45,22 @@ spec:
           value: {{ $v.prepare.enabled | toString | quote }}
         - name: VERL_PPO_INPUTS_TIMEOUT_SECONDS
           value: {{ $v.prepare.timeoutSeconds | quote }}
+        {{- with $resumeCheckDir }}
+        - name: VERL_PPO_RESUME_CHECK_DIR
+          value: {{ . | quote }}
+        {{- end }}
       resources:
         {{- toYaml $v.submitter.resources | nindent 8 }}
       securityContext:
         {{- include "verl-ppo.restrictedContainerSecurityContext" (dict) | nindent 8 }}
       volumeMounts:
         {{- include "ppo-job.specMount" . | nindent 8 }}
-        {{- if $inputs }}
+        {{- if or $inputs $resumeCheckDir }}
         {{- include "ppo-job.sharedMount" (dict "ctx" . "readOnly" true) | nindent 8 }}
         {{- end }}
   volumes:
     {{- include "ppo-job.specVolume" . | nindent 4 }}
-    {{- if $inputs }}
+    {{- if or $inputs $resumeCheckDir }}
     {{- include "ppo-job.sharedVolume" . | nindent 4 }}
     {{- end }}
 {{- end -}}
