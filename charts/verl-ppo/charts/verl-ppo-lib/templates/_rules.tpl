@@ -53,6 +53,11 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" $nameField "value" $fullname "problem" "is not a DNS-1035 label, which KubeRay requires of a RayCluster name" "fix" "use lower-case letters, digits and '-', starting with a letter, or --set global.fullnameOverride=<such a name>") -}}
 {{- end -}}
+{{- range $name := uniq (list .Release.Name $fullname) -}}
+{{- if has $name (list "y" "yes" "n" "no" "true" "false" "on" "off" "null") -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (ternary "release name" $nameField (eq $name $.Release.Name)) "value" $name "problem" "reads as a boolean or null in YAML, so every label that carries it breaks" "fix" "choose another release name (labels carry it as it is)") -}}
+{{- end -}}
+{{- end -}}
 {{- $existing := $global.storage.existingClaim -}}
 {{- $creates := hasKey .present "storage" -}}
 {{- if and $creates $existing -}}
