@@ -99,6 +99,17 @@ if [ ! -x "$prometheus/promtool" ]; then
   echo "setup: fetched prometheus $PROMETHEUS_DEB_VERSION in $(( $(date +%s) - started ))s"
 fi
 
+# checkov (the chart's security scan in the tests) in a virtual environment of its own: it pins packaging and
+# networkx below what the project's packages use, so it stays out of the project's interpreter.
+checkov_venv="$cache/venv/checkov-$CHECKOV_VERSION"
+if [ ! -x "$checkov_venv/bin/checkov" ]; then
+  started=$(date +%s)
+  rm -rf "$checkov_venv"
+  python3 -m venv "$checkov_venv"
+  "$checkov_venv/bin/python" -m pip install -q --disable-pip-version-check "checkov==$CHECKOV_VERSION"
+  echo "setup: installed checkov $CHECKOV_VERSION in $(( $(date +%s) - started ))s"
+fi
+
 # The local cluster of test tier 6 and `make demo`.
 bash "$root/scripts/build-localcluster.sh"
 
