@@ -49,7 +49,7 @@ def local_cluster(tmp_path_factory):
 TIERS = {
     "generator": ("test_generator.py",),
     "chart": ("test_chart.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
-              "test_observability_chart.py", "test_chart_security.py"),
+              "test_observability_chart.py", "test_chart_security.py", "test_chart_destinations.py"),
     "verl": ("test_verl_config.py",),
     "ray": ("test_submitter_ray.py", "test_prepare.py", "test_benchmarks.py"),
     "observability": ("test_observability_promql.py", "test_observability_prometheus.py",

@@ -247,6 +247,8 @@ CASES = [
     *[Case(f"release-name-{name}", {}, "release name", release=name, mentions=["boolean"]) for name in ("no", "true", "on", "off")],
     Case("fullname-reads-as-boolean", {"global": {"fullnameOverride": "yes"}}, "global.fullnameOverride"),
     Case("prepare-endpoint-with-space", job(prepare={"endpoint": "https://hf mirror.com"}), "ppo-job.prepare.endpoint"),
+    Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}}, "global.storage.mountPath"),
+    Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
     Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
 ]
 
