@@ -249,6 +249,8 @@ CASES = [
     Case("prepare-endpoint-with-space", job(prepare={"endpoint": "https://hf mirror.com"}), "ppo-job.prepare.endpoint"),
     Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}}, "global.storage.mountPath"),
     Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
+    Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
+         mentions=["raycluster.credentials.wandb.secretName"]),
     Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
 ]
 
@@ -287,6 +289,7 @@ ACCEPTED = [
     Accepted("credentials-from-secrets", ray(credentials={"wandb": SECRET, "huggingface": {"secretName": "hf"}},
                                              extraSecretEnv={"MLFLOW_TRACKING_PASSWORD": {"secretName": "mlflow", "key": "pw"}},
                                              env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}])),
+    Accepted("wandb-logger-with-its-secret", job(trainer={"logger": ["console", "wandb"]}) | ray(credentials={"wandb": SECRET})),
     Accepted("ingress-ipv6-allowlist", ray(ingress={"enabled": True, "host": "*.example.com",
                                                     "accessControl": {"sourceRanges": ["2001:db8::/32", "10.0.0.0/8"]}},
                                            networkPolicy={"dashboardFromAnywhere": True})),
@@ -319,7 +322,7 @@ RULE_CASES = {
     "head-node-port", "annotation-overrides-allowlist", "annotation-overrides-satisfy-any", "source-range-every-ipv4",
     "source-range-every-ipv6", "literal-wandb-key", "literal-hf-token", "literal-password", "runtime-env-wandb-key",
     "runtime-env-hf-token", "scrape-timeout-above-interval", "env-overrides-pythonpath", "release-name-no",
-    "release-name-true", "fullname-reads-as-boolean",
+    "release-name-true", "fullname-reads-as-boolean", "wandb-logger-without-its-secret",
 }
 
 

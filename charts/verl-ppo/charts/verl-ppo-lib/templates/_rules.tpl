@@ -67,6 +67,17 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- if and (not $creates) (not $existing) $mounts -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" "" "problem" (ternary "is empty with storage.enabled=false: the pods need a ReadWriteMany claim" "is empty: a component installed without the storage component mounts an existing ReadWriteMany claim" .umbrella) "fix" "--set global.storage.existingClaim=<claim>") -}}
 {{- end -}}
+{{- $job := get .present "ppo-job" -}}
+{{- $ray := get .present "raycluster" -}}
+{{- if and $job $ray (has "wandb" ($job.trainer.logger | default list)) -}}
+{{- $fromSecret := or $ray.credentials.wandb.secretName (hasKey ($ray.extraSecretEnv | default dict) "WANDB_API_KEY") -}}
+{{- range $item := concat ($ray.env | default list) ($ray.head.env | default list) -}}
+{{- if and (eq $item.name "WANDB_API_KEY") $item.valueFrom -}}{{- $fromSecret = true -}}{{- end -}}
+{{- end -}}
+{{- if not $fromSecret -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
+{{- end -}}
+{{- end -}}
 {{- $path := $global.tensorboard.ingressPath -}}
 {{- if and $path .umbrella (not (hasKey .present "observability")) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard's Service, which observability.enabled=false does not create" "fix" "--set observability.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
