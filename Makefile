@@ -3,7 +3,7 @@ PYTHON ?= python3
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: help setup values schema globals docs dashboards contract check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
+.PHONY: help setup values schema globals docs dashboards contract check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -62,14 +62,22 @@ bench-submit: setup  ## print the submitter's overhead from a ready cluster to a
 
 # GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
 # gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.
+# VLLM=1: veRL 0.9.1 with the chart's vLLM rollout (wheels in parts, carried one part a command).
 GPU_COUNTS ?= 1 2
+# Ray nodes the GPUs are split over (2: a head and a worker raylet on one machine, as the seed's two pods).
+GPU_NODES ?= 1 2
+VLLM ?=
+GPU_MODE_PREFIX = $(if $(VLLM),vllm-)
 
-gpu-wheels: setup  ## (where PyPI is) carry-ready wheels and the chart's rendered runs into .gpu/
-	bash gpu/wheels.sh
-	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS)
+gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in parts) and the chart's rendered runs into .gpu/
+	GPU_PROFILE=$(if $(VLLM),vllm,hf) bash gpu/wheels.sh
+	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS) --nodes $(GPU_NODES)
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
-	bash gpu/run.sh smoke
+	bash gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
 gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model
-	bash gpu/run.sh bench
+	bash gpu/run.sh $(GPU_MODE_PREFIX)bench
+
+gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
+	bash gpu/run.sh $(GPU_MODE_PREFIX)two-node
