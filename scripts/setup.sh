@@ -133,12 +133,24 @@ prometheus_build() {
   rm -rf "$tmp"
 }
 
+# checkov (the chart's security scan in the tests) in a virtual environment of its own: it pins packaging and
+# networkx below what the project's packages use, so it stays out of the project's interpreter. The project
+# venv's pip installs into it (`pip --python`), so it needs no pip or ensurepip of its own.
+checkov_venv="$cache/venv/checkov-$CHECKOV_VERSION"
+checkov_ready() { [ -x "$checkov_venv/bin/checkov" ]; }
+checkov_build() {
+  rm -rf "$checkov_venv"
+  "$venv_python" -m venv --without-pip "$checkov_venv"
+  "$venv_python" -m pip --python "$checkov_venv/bin/python" install -q --disable-pip-version-check "checkov==$CHECKOV_VERSION"
+}
+
 add_step venv "Python packages of requirements.txt into the project venv" venv_ready venv_build
 add_step helm3 "helm $HELM3_VERSION from its Go module" helm3_ready helm3_build
 add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of $VERL_VERSIONS" verl_config_ready verl_config_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_DEB_VERSION (Debian)" prometheus_ready prometheus_build
+add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build
 # The local cluster of test tier 6 and `make demo`; the registry and chart-testing of the release tests.
 # shellcheck source=build-localcluster.sh
 source "$root/scripts/build-localcluster.sh"

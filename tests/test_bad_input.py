@@ -5,7 +5,7 @@ a rule the schema already guards is reached past it (`--skip-schema-validation`)
 fails its case."""
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,14 @@ class Case:
 
 def job(**sections) -> dict:
     return {"ppo-job": sections}
+
+
+def ray(**sections) -> dict:
+    return {"raycluster": sections}
+
+
+# An Ingress with a valid access control and the NetworkPolicy's peers named, so only the case's own fault fails.
+NGINX_LOCKED = {"enabled": True, "accessControl": {"basicAuthSecret": "dashboard-users"}}
 
 
 CASES = [
@@ -147,7 +155,212 @@ CASES = [
          "ppo-job.data.trainBatchSize", mentions=["rollout.n (5)"]),
     Case("reward-function-not-a-python-file", job(reward={"functionPath": "/data/rewards/score"}),
          "ppo-job.reward.functionPath", layer="schema"),
+    # Shell: rayStartParams keys are words of KubeRay's `bash -lc` line (values are quoted, see ACCEPTED).
+    *[Case(f"ray-start-key-{name}", ray(head={"rayStartParams": {key: "1"}}), "raycluster.head.rayStartParams")
+      for name, key in [("newline", "num-gpus\nheadService"), ("space", "num gpus"), ("semicolon", "x;touch"),
+                        ("upper-case", "Num-Gpus"), ("leading-dashes", "--block"), ("dollar", "$(id)")]],
+    Case("ray-start-worker-key-quote", ray(worker={"rayStartParams": {"it's": "1"}}), "raycluster.worker.rayStartParams"),
+    Case("ray-start-value-a-map", ray(head={"rayStartParams": {"resources": {"a": 1}}}), "raycluster.head.rayStartParams.resources"),
+    # YAML structure: names printed into objects are names.
+    Case("token-secret-name-newline", job(prepare={"tokenSecret": {"name": "tok\noptional: true"}}),
+         "ppo-job.prepare.tokenSecret.name"),
+    Case("token-secret-key-slash", job(prepare={"tokenSecret": {"name": "t", "key": "a/b"}}), "ppo-job.prepare.tokenSecret.key"),
+    Case("tos-secret-name-upper-case", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "secretName": "TOS Creds"}}},
+         "storage.tos.secretName"),
+    Case("tos-secret-namespace-invalid", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "secretNamespace": "kube system"}}},
+         "storage.tos.secretNamespace"),
+    Case("image-pull-secret-with-space", {"global": {"imagePullSecrets": ["my secret"]}}, "global.imagePullSecrets.0"),
+    Case("existing-claim-invalid-name", {"global": {"storage": {"existingClaim": "Team Data"}}, "storage": {"enabled": False}},
+         "global.storage.existingClaim"),
+    Case("storage-class-with-space", {"storage": {"dynamic": {"storageClassName": "fast ssd"}}},
+         "storage.dynamic.storageClassName"),
+    Case("priority-class-newline", ray(priorityClassName="high\nx: y"), "raycluster.priorityClassName"),
+    Case("basic-auth-secret-invalid", ray(ingress={"enabled": True, "accessControl": {"basicAuthSecret": "Users!"}}),
+         "raycluster.ingress.accessControl.basicAuthSecret"),
+    Case("dashboard-label-with-space", {"observability": {"dashboards": {"label": "grafana dashboard"}}},
+         "observability.dashboards.label"),
+    Case("dashboard-folder-annotation-colon", {"observability": {"dashboards": {"folderAnnotation": "a: b"}}},
+         "observability.dashboards.folderAnnotation"),
+    Case("extra-secret-env-name-dash", ray(extraSecretEnv={"MY-VAR": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv"),
+    Case("extra-secret-env-without-key", ray(extraSecretEnv={"MY_VAR": {"secretName": "s"}}), "extraSecretEnv.MY_VAR"),
+    Case("wandb-secret-invalid-name", ray(credentials={"wandb": {"secretName": "W&B"}}), "raycluster.credentials.wandb.secretName"),
+    Case("runtime-env-name-with-space", job(runtimeEnv={"env": {"MY VAR": "1"}}), "ppo-job.runtimeEnv.env"),
+    # Hydra: paths arrive literally (see ACCEPTED), but must be absolute and free of backslashes and control characters.
+    Case("model-path-relative", job(model={"path": "models/qwen"}), "ppo-job.model.path"),
+    Case("model-path-home-tilde", job(model={"path": "~/qwen"}), "ppo-job.model.path"),
+    Case("model-path-backslash", job(model={"path": "/data/a\\b"}), "ppo-job.model.path"),
+    Case("model-path-newline", job(model={"path": "/data/qwen\ntrainer.nnodes=9"}), "ppo-job.model.path"),
+    Case("critic-model-relative", job(critic={"modelPath": "critic"}), "ppo-job.critic.modelPath"),
+    Case("train-files-relative", job(data={"trainFiles": "gsm8k/train.parquet"}), "ppo-job.data.trainFiles"),
+    Case("val-files-tab", job(data={"valFiles": "/data/test\t.parquet"}), "ppo-job.data.valFiles"),
+    Case("checkpoint-dir-backslash", job(trainer={"checkpointDir": "/data\\ckpt"}), "ppo-job.trainer.checkpointDir"),
+    # Paths the run writes: on the shared volume after normalisation.
+    Case("checkpoint-dir-off-the-volume", job(trainer={"checkpointDir": "/tmp/ckpt"}), "ppo-job.trainer.checkpointDir",
+         mentions=["/data"]),
+    Case("checkpoint-dir-climbs-out", job(trainer={"checkpointDir": "/data/../tmp/x"}), "ppo-job.trainer.checkpointDir",
+         mentions=["/tmp/x"]),
+    Case("checkpoint-dir-prefix-look-alike", job(trainer={"checkpointDir": "/database/ckpt"}), "ppo-job.trainer.checkpointDir"),
+    Case("checkpoint-dir-other-mount", {"global": {"storage": {"mountPath": "/mnt/shared"}},
+                                        "ppo-job": {"trainer": {"checkpointDir": "/data/ckpt"}}}, "ppo-job.trainer.checkpointDir"),
+    Case("experiment-named-dot-dot", job(trainer={"experimentName": ".."}), "ppo-job.trainer.experimentName"),
+    Case("experiment-named-dot", job(trainer={"experimentName": "."}), "ppo-job.trainer.experimentName"),
+    Case("experiment-with-slash", job(trainer={"experimentName": "a/../../b"}), "ppo-job.trainer.experimentName"),
+    Case("project-named-dot-dot", job(trainer={"projectName": ".."}), "ppo-job.trainer.projectName"),
+    Case("hydra-run-dir-off-the-volume", job(extraArgs=["hydra.run.dir=/tmp/hydra"]), "ppo-job.extraArgs[0]"),
+    Case("hydra-sweep-dir-relative", job(extraArgs=["hydra.sweep.dir=multirun"]), "ppo-job.extraArgs[0]"),
+    Case("rollout-dump-off-the-volume", job(extraArgs=["trainer.rollout_data_dir=/tmp/rollouts"]), "ppo-job.extraArgs[0]"),
+    Case("validation-dump-climbs-out", job(extraArgs=["trainer.validation_data_dir=/data/../../etc"]), "ppo-job.extraArgs[0]"),
+    Case("hydra-searchpath-elsewhere", job(extraArgs=["hydra.searchpath=[file:///etc/verl]"]), "ppo-job.extraArgs[0]"),
+    Case("tensorboard-dir-off-the-volume", job(runtimeEnv={"env": {"TENSORBOARD_DIR": "/tmp/tb"}}),
+         "ppo-job.runtimeEnv.env.TENSORBOARD_DIR"),
+    # Side doors: every Service needs the opt-in and access control the dashboard has.
+    Case("tensorboard-load-balancer", {"global": {"tensorboard": {"enabled": True, "serviceType": "LoadBalancer"}}},
+         "global.tensorboard.serviceType", mentions=["allowUnauthenticatedService"]),
+    Case("tensorboard-node-port", {"global": {"tensorboard": {"enabled": True, "serviceType": "NodePort"}}},
+         "global.tensorboard.serviceType"),
+    Case("head-node-port", ray(head={"serviceType": "NodePort"}), "raycluster.head.serviceType"),
+    Case("tensorboard-path-without-ingress", {"global": {"tensorboard": {"enabled": True, "ingressPath": "/tb"}}},
+         "global.tensorboard.ingressPath"),
+    *[Case(f"annotation-overrides-{name}", ray(ingress={**NGINX_LOCKED, "annotations": {key: value}}),
+           f"raycluster.ingress.annotations.{key}")
+      for name, key, value in [("allowlist", "nginx.ingress.kubernetes.io/whitelist-source-range", "0.0.0.0/0"),
+                               ("auth-secret", "nginx.ingress.kubernetes.io/auth-secret", "other"),
+                               ("auth-type", "nginx.ingress.kubernetes.io/auth-type", "none"),
+                               ("satisfy-any", "nginx.ingress.kubernetes.io/satisfy", "any")]],
+    Case("source-range-every-ipv4", ray(ingress={**NGINX_LOCKED, "accessControl": {"sourceRanges": ["0.0.0.0/0"]}}),
+         "raycluster.ingress.accessControl.sourceRanges", mentions=["not an access control"]),
+    Case("source-range-every-ipv6", ray(ingress={**NGINX_LOCKED, "accessControl": {"sourceRanges": ["::/0"]}}),
+         "raycluster.ingress.accessControl.sourceRanges"),
+    *[Case(f"source-range-{name}", ray(ingress={"accessControl": {"sourceRanges": [cidr]}}),
+           "raycluster.ingress.accessControl.sourceRanges.0")
+      for name, cidr in [("prefix-33", "10.0.0.0/33"), ("octet-256", "256.0.0.0/8"), ("host-name", "example.com/8"),
+                         ("ipv6-prefix-129", "2001:db8::/129"), ("three-octets", "10.0.0/8")]],
+    *[Case(f"ingress-host-{name}", ray(ingress={"host": host}), "raycluster.ingress.host")
+      for name, host in [("with-scheme", "https://ray.example.com"), ("with-port", "ray.example.com:443"),
+                         ("with-path", "ray.example.com/dash"), ("upper-case", "Ray.Example.com")]],
+    Case("ingress-path-with-space", ray(ingress={"path": "/ray dash"}), "raycluster.ingress.path"),
+    # Credentials: only by Secret reference.
+    *[Case(f"literal-{name}", ray(**{where: [{"name": variable, "value": "x"}]} if where == "env" else
+                                   {where: {"env": [{"name": variable, "value": "x"}]}}),
+           f"raycluster.{where}.env[0]" if where != "env" else "raycluster.env[0]", mentions=["extraSecretEnv"])
+      for name, where, variable in [("wandb-key", "env", "WANDB_API_KEY"), ("hf-token", "head", "HF_TOKEN"),
+                                    ("password", "worker", "DB_PASSWORD"), ("aws-secret", "env", "AWS_SECRET_ACCESS_KEY"),
+                                    ("access-key-id", "head", "AWS_ACCESS_KEY_ID"), ("client-secret", "worker", "OAUTH_CLIENT_SECRET")]],
+    *[Case(f"runtime-env-{name}", job(runtimeEnv={"env": {variable: "x"}}), f"ppo-job.runtimeEnv.env.{variable}",
+           mentions=["raycluster.extraSecretEnv"], value="(hidden)")
+      for name, variable in [("wandb-key", "WANDB_API_KEY"), ("hf-token", "HF_TOKEN"), ("github-token", "GITHUB_TOKEN"),
+                             ("password", "MLFLOW_TRACKING_PASSWORD"), ("api-key", "OPENAI_API_KEY")]],
+    # Schema gaps and false acceptances.
+    *[Case(f"cpu-{name}", ray(head={"resources": {"cpu": cpu}}), "raycluster.head.resources.cpu")
+      for name, cpu in [("negative", -4), ("zero-string", "0"), ("zero-number", 0), ("zero-millis", "0m"),
+                        ("negative-string", "-4")]],
+    Case("memory-negative", ray(worker={"resources": {"memory": -1}}), "raycluster.worker.resources.memory"),
+    Case("memory-with-space", ray(worker={"resources": {"memory": "100 Gi"}}), "raycluster.worker.resources.memory"),
+    Case("image-tag-with-space", {"global": {"image": {"tag": "v1 latest"}}}, "global.image.tag"),
+    Case("image-tag-with-newline", {"global": {"image": {"tag": "v1\nx"}}}, "global.image.tag"),
+    Case("image-repository-with-space", {"global": {"image": {"repository": "my registry/verl"}}}, "global.image.repository"),
+    Case("submitter-image-tag-with-space", job(image={"tag": "a b"}), "ppo-job.image.tag"),
+    Case("toleration-operator-exist", ray(tolerations=[{"key": "gpu", "operator": "Exist"}]), "raycluster.tolerations.0.operator"),
+    Case("toleration-effect-unknown", ray(tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoSchedul"}]),
+         "raycluster.tolerations.0.effect"),
+    Case("toleration-unknown-field", ray(tolerations=[{"key": "gpu", "operater": "Exists"}]), "raycluster.tolerations.0"),
+    Case("scrape-timeout-above-interval", {"observability": {"podMonitor": {"interval": "30s", "scrapeTimeout": "1m"}}},
+         "observability.podMonitor.scrapeTimeout"),
+    Case("scrape-interval-with-space", {"observability": {"podMonitor": {"interval": "30 s"}}}, "observability.podMonitor.interval"),
+    Case("submitter-cpu-not-a-quantity", job(submitter={"resources": {"limits": {"cpu": "lots"}}}),
+         "ppo-job.submitter.resources.limits.cpu"),
+    Case("submitter-resources-misspelled", job(submitter={"resources": {"limit": {"cpu": "1"}}}), "ppo-job.submitter.resources"),
+    Case("prepare-memory-not-a-quantity", job(prepare={"resources": {"requests": {"memory": "8GB"}}}),
+         "ppo-job.prepare.resources.requests.memory"),
+    Case("tensorboard-cpu-zero", {"global": {"tensorboard": {"resources": {"requests": {"cpu": "0", "memory": "1Gi"}}}}},
+         "global.tensorboard.resources.requests.cpu"),
+    Case("storage-size-with-space", {"storage": {"size": "200 GB"}}, "storage.size"),
+    Case("env-overrides-pythonpath", ray(env=[{"name": "PYTHONPATH", "value": "/code"}]), "raycluster.env[0]",
+         mentions=["pythonPath"]),
+    Case("worker-env-overrides-pythonpath", ray(worker={"env": [{"name": "PYTHONPATH", "value": "/code"}]}),
+         "raycluster.worker.env[0]"),
+    *[Case(f"release-name-{name}", {}, "release name", release=name, mentions=["boolean"]) for name in ("no", "true", "on", "off")],
+    Case("fullname-reads-as-boolean", {"global": {"fullnameOverride": "yes"}}, "global.fullnameOverride"),
+    Case("prepare-endpoint-with-space", job(prepare={"endpoint": "https://hf mirror.com"}), "ppo-job.prepare.endpoint"),
+    Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}}, "global.storage.mountPath"),
+    Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
+    Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
+         mentions=["raycluster.credentials.wandb.secretName"]),
+    Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
 ]
+
+
+@dataclass
+class Accepted:
+    id: str
+    values: dict
+    release: str = "verl-ppo"
+
+
+UNUSUAL_PATH = "/data/模型/Qwen=2,5 [it's] {\"x\"} #1 ~me ${oc.env:HOME} a b"
+SECRET = {"secretName": "wandb", "key": "api-key"}
+# Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
+# (test_chart.py, test_verl_config.py check where the values land).
+ACCEPTED = [
+    Accepted("ray-start-value-with-shell-syntax", ray(head={"rayStartParams": {"num-cpus": "8; touch /tmp/x"}})),
+    Accepted("ray-start-value-with-quote", ray(worker={"rayStartParams": {"node-name": "it's"}})),
+    Accepted("ray-start-value-large-number", ray(head={"rayStartParams": {"object-store-memory": 100000000000}})),
+    Accepted("ray-start-switch", ray(head={"rayStartParams": {"disable-usage-stats": True}})),
+    Accepted("nccl-large-number", ray(nccl={"NCCL_BUFFSIZE": 8388608})),
+    Accepted("memory-as-plain-bytes", ray(head={"resources": {"memory": 107374182400}})),
+    Accepted("memory-exponent-string", ray(worker={"resources": {"memory": "107e9"}})),
+    Accepted("cpu-as-number-and-millis", ray(head={"resources": {"cpu": 30}, "trainsOnHead": True},
+                                             worker={"resources": {"cpu": "29500m"}})),
+    Accepted("model-path-every-hydra-character", job(model={"path": UNUSUAL_PATH})),
+    Accepted("model-path-uri", job(model={"path": "hdfs://namenode:8020/models/qwen"})),
+    Accepted("data-path-non-ascii", job(data={"trainFiles": "/data/数据/train.parquet", "valFiles": "/data/数据/test.parquet"})),
+    *[Accepted(f"experiment-named-{name}", job(trainer={"experimentName": name})) for name in ("null", "true", "nan", "2024", "...")],
+    Accepted("project-hidden-name", job(trainer={"projectName": ".runs"})),
+    Accepted("checkpoint-dir-normalises-onto-the-volume", job(trainer={"checkpointDir": "/data/./ckpt//run/"})),
+    Accepted("output-dirs-on-the-volume", job(extraArgs=["trainer.rollout_data_dir=/data/rollouts",
+                                                         "trainer.validation_data_dir=null", "hydra.run.dir=/data/hydra"])),
+    Accepted("harmless-names-that-mention-tokens", ray(env=[{"name": "TOKENIZERS_PARALLELISM", "value": "false"}]) |
+             job(runtimeEnv={"env": {"TOKENIZERS_PARALLELISM": "false", "NCCL_DEBUG": "INFO"}})),
+    Accepted("credentials-from-secrets", ray(credentials={"wandb": SECRET, "huggingface": {"secretName": "hf"}},
+                                             extraSecretEnv={"MLFLOW_TRACKING_PASSWORD": {"secretName": "mlflow", "key": "pw"}},
+                                             env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}])),
+    Accepted("wandb-logger-with-its-secret", job(trainer={"logger": ["console", "wandb"]}) | ray(credentials={"wandb": SECRET})),
+    Accepted("ingress-ipv6-allowlist", ray(ingress={"enabled": True, "host": "*.example.com",
+                                                    "accessControl": {"sourceRanges": ["2001:db8::/32", "10.0.0.0/8"]}},
+                                           networkPolicy={"dashboardFromAnywhere": True})),
+    Accepted("exposed-services-with-opt-in", ray(head={"serviceType": "LoadBalancer", "allowUnauthenticatedService": True}) |
+             {"global": {"tensorboard": {"enabled": True, "serviceType": "NodePort", "allowUnauthenticatedService": True}}}),
+    Accepted("large-ids-and-timeouts", job(prepare={"enabled": True, "runAsUser": 1000680000, "runAsGroup": 1000680000},
+                                           submitter={"waitTimeoutSeconds": 1000000})),
+    Accepted("toleration-without-key", ray(tolerations=[{"operator": "Exists"}])),
+    Accepted("scrape-timeout-in-milliseconds", {"observability": {"podMonitor": {"interval": "1m", "scrapeTimeout": "59500ms"}}}),
+    Accepted("release-name-that-starts-like-a-boolean", {}, release="yes-run"),
+]
+
+
+# The "nothing breaks out" cases that the schema stops (those the rulebook stops are RULE_CASES below).
+SCHEMA_CASES = {
+    "ray-start-key-newline", "ray-start-key-space", "ray-start-key-semicolon", "ray-start-key-upper-case",
+    "ray-start-key-leading-dashes", "ray-start-key-dollar", "ray-start-worker-key-quote", "ray-start-value-a-map",
+    "token-secret-name-newline", "token-secret-key-slash", "tos-secret-name-upper-case",
+    "tos-secret-namespace-invalid", "image-pull-secret-with-space", "existing-claim-invalid-name",
+    "storage-class-with-space", "priority-class-newline", "basic-auth-secret-invalid", "dashboard-label-with-space",
+    "dashboard-folder-annotation-colon", "extra-secret-env-name-dash", "extra-secret-env-without-key",
+    "wandb-secret-invalid-name", "runtime-env-name-with-space", "model-path-relative", "model-path-home-tilde",
+    "model-path-backslash", "model-path-newline", "critic-model-relative", "train-files-relative", "val-files-tab",
+    "checkpoint-dir-backslash", "experiment-named-dot-dot", "experiment-named-dot", "experiment-with-slash",
+    "project-named-dot-dot", "source-range-prefix-33", "source-range-octet-256", "source-range-host-name",
+    "source-range-ipv6-prefix-129", "source-range-three-octets", "ingress-host-with-scheme", "ingress-host-with-port",
+    "ingress-host-with-path", "ingress-host-upper-case", "ingress-path-with-space", "cpu-negative", "cpu-zero-string",
+    "cpu-zero-number", "cpu-zero-millis", "cpu-negative-string", "memory-negative", "memory-with-space",
+    "image-tag-with-space", "image-tag-with-newline", "image-repository-with-space", "submitter-image-tag-with-space",
+    "toleration-operator-exist", "toleration-effect-unknown", "toleration-unknown-field",
+    "scrape-interval-with-space", "submitter-cpu-not-a-quantity", "submitter-resources-misspelled",
+    "prepare-memory-not-a-quantity", "tensorboard-cpu-zero", "storage-size-with-space", "prepare-endpoint-with-space",
+    "mount-path-with-newline", "mount-path-with-space", "rdma-count-zero",
+}
+CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
 
 
 def token(text: str) -> str:
@@ -186,8 +399,20 @@ def values_file(tmp_path: Path, case: Case) -> Path:
     return path
 
 
-def test_at_least_25_distinct_bad_inputs():
-    assert len({case.id for case in CASES}) == len(CASES) >= 25
+# Cases the rulebook (not the schema) rejects: Helm's message has the rule's "Fix:" sentence.
+RULE_CASES = {
+    "checkpoint-dir-off-the-volume", "checkpoint-dir-climbs-out", "checkpoint-dir-prefix-look-alike", "checkpoint-dir-other-mount",
+    "hydra-run-dir-off-the-volume", "hydra-sweep-dir-relative", "rollout-dump-off-the-volume", "validation-dump-climbs-out",
+    "hydra-searchpath-elsewhere", "tensorboard-dir-off-the-volume", "tensorboard-load-balancer", "tensorboard-node-port",
+    "head-node-port", "annotation-overrides-allowlist", "annotation-overrides-satisfy-any", "source-range-every-ipv4",
+    "source-range-every-ipv6", "literal-wandb-key", "literal-hf-token", "literal-password", "runtime-env-wandb-key",
+    "runtime-env-hf-token", "scrape-timeout-above-interval", "env-overrides-pythonpath", "release-name-no",
+    "release-name-true", "fullname-reads-as-boolean", "wandb-logger-without-its-secret",
+}
+
+
+def test_at_least_120_distinct_bad_inputs():
+    assert len({case.id for case in CASES}) == len(CASES) >= 120
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
@@ -224,6 +449,31 @@ def test_generator_check_rejects_and_names_the_field(tmp_path, capsys, case):
     output = capsys.readouterr().out
     assert code == 1, output
     assert named(output, case), output
+
+
+def test_at_least_25_valid_but_unusual_inputs():
+    assert len({case.id for case in ACCEPTED}) == len(ACCEPTED) >= 25
+
+
+def test_every_rule_finding_says_how_to_fix_it(helm, tmp_path):
+    """Cases the rulebook rejects carry its fix sentence in Helm's own output (schema cases: generator check's)."""
+    rules = [case for case in CASES if case.id in RULE_CASES]
+    for case in rules:
+        result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
+        line = next((line for line in result.stderr.splitlines() if line.startswith(f"  - {case.field}=")), "")
+        assert ". Fix: " in line, (case.id, result.stderr)
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[case.id for case in ACCEPTED])
+def test_helm_accepts_valid_but_unusual_input(helm, tmp_path, case):
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
+    assert result.returncode == 0, result.output
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[case.id for case in ACCEPTED])
+def test_generator_check_accepts_valid_but_unusual_input(tmp_path, capsys, case):
+    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release])
+    assert code == 0, capsys.readouterr().out
 
 
 def test_podmonitor_forced_without_the_operator_fails(helm):

@@ -259,14 +259,15 @@ def test_submitter_pod_is_least_privilege(helm):
                               "resourceNames": [job["metadata"]["name"]]}]
     binding = next(d for d in documents if d["kind"] == "RoleBinding")
     assert binding["subjects"][0]["name"] == pod["serviceAccountName"] == role["metadata"]["name"]
-    account = next(d for d in documents if d["kind"] == "ServiceAccount")
+    account = next(d for d in documents if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == role["metadata"]["name"])
     assert account["automountServiceAccountToken"] is False and pod["automountServiceAccountToken"] is True
 
 
 def test_without_stop_on_delete_the_submitter_has_no_api_access(helm):
     documents = helm_cli.template(helm, "--set", "ppo-job.submitter.stopOnJobDelete=false").documents()
     assert submitter_job(documents)["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
-    assert not {"Role", "RoleBinding", "ServiceAccount"} & {d["kind"] for d in documents}
+    ppo_job = [d for d in documents if d["metadata"]["labels"].get("app.kubernetes.io/component") == "ppo-job"]
+    assert not {"Role", "RoleBinding", "ServiceAccount"} & {d["kind"] for d in ppo_job}
 
 
 def test_the_job_is_named_after_its_run(helm):

@@ -17,7 +17,7 @@ CLAIM = ["--set", "global.storage.existingClaim=shared-data"]
 # A component's use case alone: its arguments, and the kinds it must render (and only those).
 USE_CASES = {
     "storage": ([], {"PersistentVolumeClaim"}),
-    "raycluster": ([*CLAIM, "--set", "global.gpu.nodes=3"], {"RayCluster", "NetworkPolicy", "ConfigMap"}),
+    "raycluster": ([*CLAIM, "--set", "global.gpu.nodes=3"], {"RayCluster", "NetworkPolicy", "ConfigMap", "ServiceAccount"}),
     "ppo-job": ([*CLAIM, "--set", "dashboardURL=http://team-ray-head-svc.research.svc:8265"],
                 {"ConfigMap", "Job", "Pod", "ServiceAccount", "Role", "RoleBinding"}),  # Pod: helm test
     "observability": (["--set", "rayClusterName=team-ray"], {"PodMonitor", "ConfigMap"}),

@@ -223,3 +223,45 @@ def test_custom_reward_function_lands_where_the_version_reads_it(version):
     config = compose_with_verl(version, words[3:])
     section = config.reward.custom_reward_function if version == "0.9.1" else config.custom_reward_function
     assert (section.path, section.name) == ("/data/rewards/score.py", "score")
+
+
+# Values that Hydra's override grammar or OmegaConf would otherwise read as syntax or as another type.
+LITERAL_PATHS = [
+    "/data/模型/Qwen2.5-0.5B",
+    "/data/models/a=b,c",
+    "/data/models/it's \"quoted\"",
+    "/data/models/[list]{dict}",
+    "/data/models/#not-a-comment ~tilde",
+    "/data/models/${oc.env:HOME}",
+    "/data/models/with space",
+]
+LITERAL_NAMES = ["null", "true", "nan", "inf", "2024", "1e3", "a,b", "x=y"]
+
+
+@pytest.mark.parametrize("version", verl_versions())
+@pytest.mark.parametrize("path", LITERAL_PATHS)
+def test_a_model_path_arrives_as_given(version, path, tmp_path):
+    """The rendered command, composed by veRL's Hydra config and resolved, carries the path literally."""
+    values = tmp_path / "path.yaml"
+    values.write_text(json.dumps({"ppo-job": {"verlVersion": version, "model": {"path": path},
+                                               "data": {"trainFiles": f"{path}/train.parquet"}}}))
+    config = compose_with_verl(version, rendered_command("-f", str(values))[3:])
+    resolved = OmegaConf.to_container(config, resolve=True)
+    assert resolved["actor_rollout_ref"]["model"]["path"] == path
+    assert resolved["critic"]["model"]["path"] == path
+    assert resolved["data"]["train_files"] == f"{path}/train.parquet"
+
+
+@pytest.mark.parametrize("name", LITERAL_NAMES)
+def test_an_experiment_name_stays_a_string(name, tmp_path):
+    values = tmp_path / "name.yaml"
+    # JSON (a YAML subset) quotes every string: PyYAML would write 1e3 bare, which Helm reads as a number.
+    values.write_text(json.dumps({"ppo-job": {"trainer": {"experimentName": name, "projectName": name}}}))
+    result = helm_cli.template(helm_binaries()["helm3"], "-f", str(values))
+    if result.returncode:  # the schema refuses names that are not directory names
+        assert "experimentName" in result.output and name in ("a,b", "x=y"), result.output
+        return
+    config = compose_with_verl("0.4.1", rendered_command("-f", str(values))[3:])
+    resolved = OmegaConf.to_container(config, resolve=True)
+    assert resolved["trainer"]["experiment_name"] == name and resolved["trainer"]["project_name"] == name
+    assert resolved["trainer"]["default_local_dir"] == f"/data/checkpoints/verl-ppo/{name}"

@@ -39,3 +39,8 @@ def prometheus_binaries() -> dict[str, Path]:
     """prometheus and promtool of the pinned Debian package."""
     base = cache_dir() / f"prometheus-{versions()['PROMETHEUS_DEB_VERSION']}"
     return {name: base / name for name in ("prometheus", "promtool")}
+
+
+def checkov_binary() -> Path:
+    """checkov of the pinned version, in the virtual environment scripts/setup.sh makes for it."""
+    return cache_dir() / "venv" / f"checkov-{versions()['CHECKOV_VERSION']}" / "bin" / "checkov"

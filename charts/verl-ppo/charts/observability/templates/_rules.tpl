@@ -3,4 +3,23 @@
 {{- if and (eq (toString .Values.podMonitor.enabled) "true") (not (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor")) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%spodMonitor.enabled" .prefix) "value" true "problem" "but the cluster does not serve monitoring.coreos.com/v1 PodMonitor (no Prometheus operator CRDs)" "fix" (printf "install the prometheus-operator CRDs, or --set %spodMonitor.enabled=auto (with helm template, pass --api-versions monitoring.coreos.com/v1/PodMonitor)" .prefix)) -}}
 {{- end -}}
+{{- $monitor := .Values.podMonitor -}}
+{{- if and $monitor.interval $monitor.scrapeTimeout (gt (include "observability.seconds" $monitor.scrapeTimeout | float64) (include "observability.seconds" $monitor.interval | float64)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%spodMonitor.scrapeTimeout" .prefix) "value" $monitor.scrapeTimeout "problem" (printf "is longer than podMonitor.interval (%s): Prometheus refuses such a scrape config" $monitor.interval) "fix" (printf "--set %spodMonitor.scrapeTimeout=<at most %s>" .prefix $monitor.interval)) -}}
+{{- end -}}
+{{- $board := .Values.global.tensorboard -}}
+{{- if and $board.enabled (ne $board.serviceType "ClusterIP") (not $board.allowUnauthenticatedService) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.serviceType" "value" $board.serviceType "problem" "publishes TensorBoard outside the cluster without an access control" "fix" "keep ClusterIP and use global.tensorboard.ingressPath on the dashboard's Ingress (with its access control), or accept the risk with --set global.tensorboard.allowUnauthenticatedService=true") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A Prometheus duration of this schema (1h30m, 500ms, 30s) in seconds. */}}
+{{- define "observability.seconds" -}}
+{{- $perUnit := dict "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll "[0-9]+(ms|s|m|h)" (toString .) -1 -}}
+{{- $unit := regexFind "(ms|s|m|h)$" . -}}
+{{- $total = addf $total (mulf (trimSuffix $unit . | float64) (get $perUnit $unit)) -}}
+{{- end -}}
+{{- $total -}}
 {{- end -}}

@@ -25,16 +25,16 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- $usesCritic := $algorithm.critic | default false -}}
 {{- $usesRef := ne (toString $algorithm.kl) "none" -}}
 {{- $o := list
-  (printf "data.train_files=%s" $v.data.trainFiles)
-  (printf "data.val_files=%s" $v.data.valFiles)
+  (printf "data.train_files=%s" (include "verl-ppo.hydraValue" $v.data.trainFiles))
+  (printf "data.val_files=%s" (include "verl-ppo.hydraValue" $v.data.valFiles))
   (printf "data.train_batch_size=%d" (int $v.data.trainBatchSize))
   (printf "data.max_prompt_length=%d" (int $v.data.maxPromptLength))
   (printf "data.max_response_length=%d" (int $v.data.maxResponseLength))
-  (printf "actor_rollout_ref.model.path=%s" $v.model.path)
+  (printf "actor_rollout_ref.model.path=%s" (include "verl-ppo.hydraValue" $v.model.path))
   (printf "actor_rollout_ref.actor.optim.lr=%v" $v.actor.lr)
   (printf "actor_rollout_ref.actor.ppo_mini_batch_size=%d" (int $v.actor.ppoMiniBatchSize))
   (printf "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=%d" (int $v.actor.ppoMicroBatchSizePerGpu))
-  (printf "actor_rollout_ref.rollout.name=%s" $v.rollout.name)
+  (printf "actor_rollout_ref.rollout.name=%s" (include "verl-ppo.hydraValue" $v.rollout.name))
   (printf "actor_rollout_ref.rollout.n=%d" (include "ppo-job.responsesPerPrompt" . | int))
   (printf "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=%d" (int $v.rollout.logProbMicroBatchSizePerGpu))
   (printf "actor_rollout_ref.rollout.tensor_model_parallel_size=%d" (int $v.rollout.tensorModelParallelSize))
@@ -44,17 +44,17 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if $usesCritic }}
 {{- $o = concat $o (list
   (printf "critic.optim.lr=%v" $v.critic.lr)
-  (printf "critic.model.path=%s" (default $v.model.path $v.critic.modelPath))
+  (printf "critic.model.path=%s" (include "verl-ppo.hydraValue" (default $v.model.path $v.critic.modelPath)))
   (printf "critic.ppo_micro_batch_size_per_gpu=%d" (int $v.critic.ppoMicroBatchSizePerGpu))) }}
 {{- end }}
 {{- if has $algorithm.kl (list "coef" "reward") }}{{ $o = append $o (printf "algorithm.kl_ctrl.kl_coef=%v" $v.algorithm.klCoef) }}{{ end -}}
 {{- $o = concat $o (list
   (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger (include "verl-ppo.tensorboardEnabled" . | eq "true"))))
-  (printf "trainer.project_name=%s" $v.trainer.projectName)
-  (printf "trainer.experiment_name=%s" $v.trainer.experimentName)
+  (printf "trainer.project_name=%s" (include "verl-ppo.hydraValue" $v.trainer.projectName))
+  (printf "trainer.experiment_name=%s" (include "verl-ppo.hydraValue" $v.trainer.experimentName))
   "trainer.default_hdfs_dir=null"
-  (printf "trainer.default_local_dir=%s" (include "verl-ppo.checkpointDir" .))
-  (printf "trainer.resume_mode=%s" $v.trainer.resumeMode)
+  (printf "trainer.default_local_dir=%s" (include "verl-ppo.hydraValue" (include "verl-ppo.checkpointDir" .)))
+  (printf "trainer.resume_mode=%s" (include "verl-ppo.hydraValue" $v.trainer.resumeMode))
   (printf "trainer.n_gpus_per_node=%d" (include "verl-ppo.gpusPerNode" . | int))
   (printf "trainer.nnodes=%d" (include "verl-ppo.gpuNodes" . | int))
   (printf "trainer.save_freq=%d" (int $v.trainer.saveFreq))
@@ -71,7 +71,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if and $usesRef $v.ref.paramOffload }}{{ $o = append $o "actor_rollout_ref.ref.fsdp_config.param_offload=true" }}{{ end }}
 {{- if and $usesCritic $v.critic.paramOffload }}{{ $o = append $o (printf "%s.param_offload=true" $critic) }}{{ end }}
 {{- if and $usesCritic $v.critic.optimizerOffload }}{{ $o = append $o (printf "%s.optimizer_offload=true" $critic) }}{{ end }}
-{{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" $v.rollout.name) }}{{ end }}
+{{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" (include "verl-ppo.hydraValue" $v.rollout.name)) }}{{ end }}
 {{- with $facts.rolloutMode }}{{ $o = append $o (printf "actor_rollout_ref.rollout.mode=%s" .) }}{{ end }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
 {{- $o = append $o (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}
@@ -79,7 +79,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- end }}
 {{- $o = concat $o (include "ppo-job.algorithmOverrides" . | fromJsonArray) }}
 {{- with $v.reward.functionPath }}
-{{- $o = concat $o (list (printf "%s.path=%s" $facts.customRewardKey .) (printf "%s.name=%s" $facts.customRewardKey $v.reward.functionName)) }}
+{{- $o = concat $o (list (printf "%s.path=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" .)) (printf "%s.name=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" $v.reward.functionName))) }}
 {{- end }}
 {{- concat $o ($v.extraArgs | default list) | toJson -}}
 {{- end -}}
@@ -114,7 +114,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- define "ppo-job.runtimeEnv" -}}
 {{- $env := dict -}}
 {{- range $name, $value := .Values.runtimeEnv.env }}
-{{- $_ := set $env $name (toString $value) }}
+{{- $_ := set $env $name (include "verl-ppo.scalar" $value) }}
 {{- end }}
 {{- if and (include "verl-ppo.tensorboardEnabled" .) (not (hasKey $env "TENSORBOARD_DIR")) }}
 {{- /* One directory per experiment under the release's: TensorBoard shows each as a run of its own. */}}

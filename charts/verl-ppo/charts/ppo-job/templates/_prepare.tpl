@@ -32,6 +32,7 @@
 - name: {{ ternary "HF_TOKEN" "MODELSCOPE_API_TOKEN" $hf }}
   valueFrom:
     secretKeyRef:
+      {{- /* Both restricted by the schema (a Secret name, a Secret key): safe bare. */}}
       name: {{ . }}
       key: {{ $p.tokenSecret.key }}
 {{- end }}
@@ -49,7 +50,7 @@ spec:
   {{- with include "verl-ppo.imagePullSecrets" . }}{{ . | trim | nindent 2 }}{{ end }}
   securityContext:
     {{- include "verl-ppo.restrictedPodSecurityContext" (dict "runAsUser" $p.runAsUser "runAsGroup" $p.runAsGroup) | nindent 4 }}
-    fsGroup: {{ $p.runAsGroup }}
+    fsGroup: {{ include "verl-ppo.scalar" $p.runAsGroup }}
   containers:
     - name: prepare
       {{- include "ppo-job.image" (dict "ctx" . "image" $p.image) | nindent 6 }}

@@ -47,12 +47,51 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* Where the run writes, and for which veRL. */}}
 {{- define "ppo-job.rules.run" -}}
 {{- $p := .prefix -}}
-{{- $checkpointDir := include "verl-ppo.checkpointDir" . -}}
-{{- if not (hasPrefix "/" $checkpointDir) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%strainer.checkpointDir" $p) "value" $checkpointDir "problem" "is relative: veRL would write checkpoints into Ray's temporary working dir, lost with the pod" "fix" (printf "use an absolute path under %s, or --set %strainer.checkpointDir='' for the default" (include "verl-ppo.mountPath" .) $p)) -}}
-{{- end -}}
+{{- include "ppo-job.rules.outputs" . -}}
 {{- if eq (include "ppo-job.verlFacts" .) "{}" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sverlVersion" $p) "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" (printf "--set %sverlVersion=0.3.0.post1, 0.4.1 or 0.9.1" $p)) -}}
+{{- end -}}
+{{- range $name, $value := .Values.runtimeEnv.env -}}
+{{- if include "verl-ppo.looksLikeCredential" $name -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sruntimeEnv.env.%s" $p $name) "value" "(hidden)" "problem" "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" $name $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Every directory the run writes is on the shared volume after normalisation: anything else is lost with the pod.
+     Checkpoints, TensorBoard's TENSORBOARD_DIR, and the output directories extraArgs may set (veRL's dumps, Hydra's own). */}}
+{{- define "ppo-job.rules.outputs" -}}
+{{- $p := .prefix -}}
+{{- $mount := include "verl-ppo.mountPath" . -}}
+{{- $outputs := list (dict "field" (printf "%strainer.checkpointDir" $p) "path" (include "verl-ppo.checkpointDir" .) "fix" (printf "--set %strainer.checkpointDir='' for the default, or a directory under %s" $p $mount)) -}}
+{{- with .Values.runtimeEnv.env.TENSORBOARD_DIR -}}
+{{- $outputs = append $outputs (dict "field" (printf "%sruntimeEnv.env.TENSORBOARD_DIR" $p) "path" . "fix" (printf "leave it unset (global.tensorboard.enabled sets it), or a directory under %s" $mount)) -}}
+{{- end -}}
+{{- $outputKeys := list "trainer.rollout_data_dir" "trainer.validation_data_dir" "hydra.run.dir" "hydra.sweep.dir" "hydra.searchpath" -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- $key := regexReplaceAll "=.*$" $arg "" -}}
+{{- if has $key $outputKeys -}}
+{{- $value := trimPrefix (printf "%s=" $key) $arg -}}
+{{- $paths := list $value -}}
+{{- if eq $key "hydra.searchpath" -}}
+{{- $paths = list -}}
+{{- range splitList "," (trimAll "[]" $value) -}}
+{{- $entry := trimAll "'\" " . -}}
+{{- if not (hasPrefix "pkg://" $entry) -}}{{- $paths = append $paths (trimPrefix "file://" $entry) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $paths -}}
+{{- $path := trimAll "'\"" . -}}
+{{- if not (and (eq $key "trainer.rollout_data_dir" "trainer.validation_data_dir") (eq $path "null")) -}}
+{{- $outputs = append $outputs (dict "field" (printf "%sextraArgs[%d]" $p $index) "path" $path "fix" (printf "write it as %s=%s%s/<dir> (the shared volume)" $key (ternary "[file://" "" (eq $key "hydra.searchpath")) $mount)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $outputs -}}
+{{- if not (include "verl-ppo.onVolume" (dict "ctx" $ "path" .path)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" .field "value" .path "problem" (printf "is not on the shared volume (%s) once normalised (%s): what the run writes there is lost with the pod" $mount (ternary (clean .path) "a relative path" (hasPrefix "/" .path))) "fix" .fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

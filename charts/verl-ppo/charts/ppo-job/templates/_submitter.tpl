@@ -36,15 +36,15 @@ spec:
             fieldRef:
               fieldPath: metadata.namespace
         - name: VERL_PPO_WAIT_TIMEOUT_SECONDS
-          value: {{ $v.submitter.waitTimeoutSeconds | quote }}
+          value: {{ include "verl-ppo.scalar" $v.submitter.waitTimeoutSeconds | quote }}
         - name: VERL_PPO_MAX_ATTEMPTS
-          value: {{ $v.submitter.maxAttempts | quote }}
+          value: {{ include "verl-ppo.scalar" $v.submitter.maxAttempts | quote }}
         - name: VERL_PPO_INPUTS
           value: {{ toJson $inputs | quote }}
         - name: VERL_PPO_WAIT_FOR_INPUTS
           value: {{ $v.prepare.enabled | toString | quote }}
         - name: VERL_PPO_INPUTS_TIMEOUT_SECONDS
-          value: {{ $v.prepare.timeoutSeconds | quote }}
+          value: {{ include "verl-ppo.scalar" $v.prepare.timeoutSeconds | quote }}
         {{- with $resumeCheckDir }}
         - name: VERL_PPO_RESUME_CHECK_DIR
           value: {{ . | quote }}

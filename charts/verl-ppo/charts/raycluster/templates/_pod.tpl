@@ -26,10 +26,9 @@ spec:
   {{- with $values.priorityClassName }}
   priorityClassName: {{ . | quote }}
   {{- end }}
-  {{- with $values.podSecurityContext }}
+  {{- with include "raycluster.serviceAccount" (dict "ctx" $ctx "role" .role) }}{{ . | nindent 2 }}{{ end }}
   securityContext:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
+    {{- mergeOverwrite (dict "seccompProfile" (dict "type" "RuntimeDefault")) (deepCopy ($values.podSecurityContext | default dict)) | toYaml | nindent 4 }}
   {{- with $values.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}
@@ -63,7 +62,7 @@ spec:
         {{- end }}
         - name: metrics
           containerPort: {{ $ports.metrics }}
-      {{- $resources := dict "cpu" (toString .node.resources.cpu) "memory" (toString .node.resources.memory) }}
+      {{- $resources := dict "cpu" (include "verl-ppo.scalar" .node.resources.cpu) "memory" (include "verl-ppo.scalar" .node.resources.memory) }}
       {{- if gt (int .gpus) 0 }}
       {{- $_ := set $resources $global.gpu.resourceName (int .gpus) }}
       {{- end }}
@@ -86,24 +85,17 @@ spec:
         {{- end }}
         {{- range $name, $value := $values.nccl }}
         - name: {{ $name }}
-          value: {{ $value | toString | quote }}
+          value: {{ include "verl-ppo.scalar" $value | quote }}
         {{- end }}
+        {{- with include "raycluster.secretEnv" $ctx }}{{ . | trim | nindent 8 }}{{ end }}
         {{- with $values.env }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
         {{- with .node.env }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
-      {{- $securityContext := deepCopy ($values.securityContext | default dict) }}
-      {{- if and $values.rdma.enabled $values.rdma.ipcLock }}
-      {{- $capabilities := $securityContext.capabilities | default dict }}
-      {{- $_ := set $capabilities "add" (append ($capabilities.add | default list) "IPC_LOCK" | uniq) }}
-      {{- $_ := set $securityContext "capabilities" $capabilities }}
-      {{- end }}
-      {{- with $securityContext }}
       securityContext:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
+        {{- include "raycluster.containerSecurityContext" $ctx | nindent 8 }}
       volumeMounts:
         - name: log-volume
           mountPath: /tmp/ray
@@ -129,4 +121,51 @@ spec:
         sizeLimit: {{ . | quote }}
         {{- end }}
     {{- end }}
+{{- end -}}
+
+{{/* The Ray container's security context: the user's, with every capability dropped and only what the chosen
+     features need added back (IPC_LOCK to pin memory for RDMA; the user's capabilities.add, e.g. SYS_PTRACE for
+     CUDA memory handles exchanged with pidfd_getfd, see the README). */}}
+{{- define "raycluster.containerSecurityContext" -}}
+{{- $securityContext := deepCopy (.Values.securityContext | default dict) -}}
+{{- $capabilities := $securityContext.capabilities | default dict -}}
+{{- $add := $capabilities.add | default list -}}
+{{- if and .Values.rdma.enabled .Values.rdma.ipcLock -}}
+{{- $add = append $add "IPC_LOCK" | uniq -}}
+{{- end -}}
+{{- $_ := set $capabilities "drop" (list "ALL") -}}
+{{- if $add -}}{{- $_ := set $capabilities "add" $add -}}{{- end -}}
+{{- $_ := set $securityContext "capabilities" $capabilities -}}
+{{- toYaml $securityContext -}}
+{{- end -}}
+
+{{/* The Ray pods' account: their own, without an API token (Ray needs no Kubernetes API). With the autoscaler on,
+     the head is left to the account KubeRay creates and binds for its autoscaler sidecar, token included.
+     Call with (dict "ctx" $ "role" "head"|"worker"). */}}
+{{- define "raycluster.serviceAccount" -}}
+{{- if not (and (eq .role "head") .ctx.Values.worker.autoscaling.enabled) -}}
+serviceAccountName: {{ include "raycluster.serviceAccountName" .ctx }}
+automountServiceAccountToken: false
+{{- end -}}
+{{- end -}}
+
+{{- define "raycluster.serviceAccountName" -}}
+{{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "ray") -}}
+{{- end -}}
+
+{{/* Credentials as environment variables from existing Secrets (never values): W&B, Hugging Face and
+     extraSecretEnv. Ray's processes, the PPO run's driver among them, inherit the pod's environment. */}}
+{{- define "raycluster.secretEnv" -}}
+{{- $refs := dict -}}
+{{- range $name, $ref := dict "WANDB_API_KEY" .Values.credentials.wandb "HF_TOKEN" .Values.credentials.huggingface -}}
+{{- if $ref.secretName -}}{{- $_ := set $refs $name $ref -}}{{- end -}}
+{{- end -}}
+{{- $refs = merge (deepCopy (.Values.extraSecretEnv | default dict)) $refs -}}
+{{- range $name, $ref := $refs }}
+- name: {{ $name | quote }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $ref.secretName | quote }}
+      key: {{ $ref.key | quote }}
+{{- end }}
 {{- end -}}

@@ -4,6 +4,7 @@
 {{- include "raycluster.rules.shape" . -}}
 {{- include "raycluster.rules.exposure" . -}}
 {{- include "raycluster.rules.observability" . -}}
+{{- include "raycluster.rules.env" . -}}
 {{- range $name, $value := .Values.nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%snccl.%s" $.prefix $name) "value" $value "problem" "is not an NCCL_* variable" "fix" (printf "put other variables in %senv" $.prefix)) -}}
@@ -46,9 +47,20 @@
 {{- $ingress := .Values.ingress -}}
 {{- if $ingress.enabled -}}
 {{- $access := $ingress.accessControl -}}
+{{- range $access.sourceRanges -}}
+{{- if hasSuffix "/0" . -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%singress.accessControl.sourceRanges" $p) "value" . "problem" "admits every address: it is not an access control" "fix" (printf "name the clients' networks, e.g. --set %singress.accessControl.sourceRanges={10.0.0.0/8}" $p)) -}}
+{{- end -}}
+{{- end -}}
+{{- $chartAnnotations := include "raycluster.ingressAnnotations" (dict "Values" .Values) | fromJson -}}
+{{- range $key, $_ := $ingress.annotations -}}
+{{- if or (hasKey $chartAnnotations $key) (has $key (list "nginx.ingress.kubernetes.io/whitelist-source-range" "nginx.ingress.kubernetes.io/satisfy" "nginx.ingress.kubernetes.io/auth-type" "nginx.ingress.kubernetes.io/auth-secret" "nginx.ingress.kubernetes.io/auth-url")) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%singress.annotations.%s" $p $key) "value" (get $ingress.annotations $key) "problem" "would replace the access control the chart sets from ingress.accessControl" "fix" (printf "remove it and set %singress.accessControl (sourceRanges, basicAuthSecret), or enforce access outside the chart with --set %singress.accessControl.enforcedExternally=true" $p $p)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and (ne $ingress.provider "nginx") (or $access.sourceRanges $access.basicAuthSecret) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%singress.accessControl" $p) "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" (printf "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set %singress.accessControl.enforcedExternally=true" $p)) -}}
-{{- else if not (or $access.sourceRanges $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
+{{- else if not (or (without $access.sourceRanges "0.0.0.0/0" "::/0") $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%singress.enabled" $p) "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" (printf "set %singress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set %singress.accessControl.enforcedExternally=true, or accept the risk with --set %singress.allowUnauthenticated=true" $p $p $p)) -}}
 {{- else if and .Values.networkPolicy.enabled (not .Values.networkPolicy.dashboardFrom) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%snetworkPolicy.dashboardFrom" $p) "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" (printf "name the ingress controller's peers, e.g. --set-json '%snetworkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]' (an ipBlock of the load balancer's subnet for an ALB), or accept it with --set %snetworkPolicy.dashboardFromAnywhere=true" $p $p)) -}}
@@ -72,5 +84,21 @@
 {{- $hook := .Values.tracing.startupHook -}}
 {{- if and $hook.otlpEndpoint (not $hook.enabled) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%stracing.startupHook.otlpEndpoint" $p) "value" $hook.otlpEndpoint "problem" "is used only by the tracing startup hook, which is off" "fix" (printf "--set %stracing.startupHook.enabled=true, or --set %stracing.startupHook.otlpEndpoint=''" $p $p)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Ray pods' environment: credentials only from Secrets, and the chart's PYTHONPATH (image code, tracing hook) kept. */}}
+{{- define "raycluster.rules.env" -}}
+{{- $p := .prefix -}}
+{{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
+{{- range $index, $item := $items -}}
+{{- $field := printf "%s%s[%d]" $p $list $index -}}
+{{- if and (include "verl-ppo.looksLikeCredential" $item.name) (hasKey $item "value") -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set %sextraSecretEnv.%s.secretName=<name> --set %sextraSecretEnv.%s.key=value (or %scredentials.wandb / .huggingface)" $p $item.name $p $item.name $p)) -}}
+{{- end -}}
+{{- if eq $item.name "PYTHONPATH" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "would replace the chart's PYTHONPATH (the image's veRL code and the tracing hook)" "fix" (printf "--set %spythonPath=<your directories, colon-separated> instead" $p)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

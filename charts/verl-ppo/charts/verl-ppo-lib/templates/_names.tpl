@@ -59,3 +59,11 @@ umbrella chart and each subchart compute the same names.
 {{- define "verl-ppo.mountPath" -}}
 {{- trimSuffix "/" .Values.global.storage.mountPath -}}
 {{- end -}}
+
+{{/* "true" when a path the run writes is on the shared volume once normalised (/data/../tmp is not):
+     (dict "ctx" <chart context> "path" p). */}}
+{{- define "verl-ppo.onVolume" -}}
+{{- $mount := include "verl-ppo.mountPath" .ctx -}}
+{{- $path := clean (toString .path) -}}
+{{- if and (hasPrefix "/" (toString .path)) (or (eq $path $mount) (hasPrefix (printf "%s/" $mount) $path)) -}}true{{- end -}}
+{{- end -}}

@@ -53,6 +53,11 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" $nameField "value" $fullname "problem" "is not a DNS-1035 label, which KubeRay requires of a RayCluster name" "fix" "use lower-case letters, digits and '-', starting with a letter, or --set global.fullnameOverride=<such a name>") -}}
 {{- end -}}
+{{- range $name := uniq (list .Release.Name $fullname) -}}
+{{- if has $name (list "y" "yes" "n" "no" "true" "false" "on" "off" "null") -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (ternary "release name" $nameField (eq $name $.Release.Name)) "value" $name "problem" "reads as a boolean or null in YAML, so every label that carries it breaks" "fix" "choose another release name (labels carry it as it is)") -}}
+{{- end -}}
+{{- end -}}
 {{- $existing := $global.storage.existingClaim -}}
 {{- $creates := hasKey .present "storage" -}}
 {{- if and $creates $existing -}}
@@ -61,6 +66,17 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- $mounts := or (hasKey .present "raycluster") (hasKey .present "ppo-job") (and (hasKey .present "observability") $global.tensorboard.enabled) -}}
 {{- if and (not $creates) (not $existing) $mounts -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" "" "problem" (ternary "is empty with storage.enabled=false: the pods need a ReadWriteMany claim" "is empty: a component installed without the storage component mounts an existing ReadWriteMany claim" .umbrella) "fix" "--set global.storage.existingClaim=<claim>") -}}
+{{- end -}}
+{{- $job := get .present "ppo-job" -}}
+{{- $ray := get .present "raycluster" -}}
+{{- if and $job $ray (has "wandb" ($job.trainer.logger | default list)) -}}
+{{- $fromSecret := or $ray.credentials.wandb.secretName (hasKey ($ray.extraSecretEnv | default dict) "WANDB_API_KEY") -}}
+{{- range $item := concat ($ray.env | default list) ($ray.head.env | default list) -}}
+{{- if and (eq $item.name "WANDB_API_KEY") $item.valueFrom -}}{{- $fromSecret = true -}}{{- end -}}
+{{- end -}}
+{{- if not $fromSecret -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
+{{- end -}}
 {{- end -}}
 {{- $path := $global.tensorboard.ingressPath -}}
 {{- if and $path .umbrella (not (hasKey .present "observability")) -}}

@@ -3,8 +3,8 @@
      must write the shared volume. */}}
 {{- define "verl-ppo.restrictedPodSecurityContext" -}}
 runAsNonRoot: true
-runAsUser: {{ .runAsUser | default 65534 }}
-runAsGroup: {{ .runAsGroup | default 65534 }}
+runAsUser: {{ include "verl-ppo.scalar" (.runAsUser | default 65534) }}
+runAsGroup: {{ include "verl-ppo.scalar" (.runAsGroup | default 65534) }}
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
