@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the parts of the local cluster (test tier 6, `make demo`) from the package registries:
 # kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
-# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok and the KubeRay operator from
-# its Go module. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
+# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok, the KubeRay operator and Kueue's
+# controller from their Go modules. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
 # reused. Each cold build prints its time. Builds run under `nice` with few parallel jobs: the
 # machines have 2 cores shared with other work.
 set -euo pipefail
@@ -113,6 +113,11 @@ copy_module_files() {
   kwok=$(module_dir sigs.k8s.io/kwok "$KWOK_VERSION")
   install -m 0644 "$kwok/kustomize/stage/node/fast/node-initialize.yaml" "$kwok"/kustomize/stage/pod/fast/pod-*.yaml \
     "$cache/kwok-stages/$KWOK_VERSION/"
+  # Kueue's CRDs and its webhook configurations (the queue tests point them at the local controller).
+  kueue=$(module_dir sigs.k8s.io/kueue "$KUEUE_VERSION")
+  mkdir -p "$cache/kueue-$KUEUE_VERSION"
+  install -m 0644 "$kueue"/config/components/crd/bases/kueue.x-k8s.io_*.yaml "$kueue/config/components/webhook/manifests.yaml" \
+    "$cache/kueue-$KUEUE_VERSION/"
 }
 
 copy_module_files
@@ -120,5 +125,7 @@ build_etcd
 build_kubernetes
 build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
 build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"
+# Only the controller's main package: the module's other commands (kueuectl, kueueviz, importer) are not needed.
+build_go_binary kueue sigs.k8s.io/kueue/cmd/kueue "$KUEUE_VERSION"
 "$bin/kube-apiserver-$KUBERNETES_VERSION" --version
 echo "build-localcluster: cluster parts ready under $bin"

@@ -51,7 +51,7 @@ TIERS = {
     "chart": ("test_chart.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
               "test_observability_chart.py"),
     "verl": ("test_verl_config.py",),
-    "ray": ("test_submitter_ray.py", "test_prepare.py", "test_benchmarks.py"),
+    "ray": ("test_submitter_ray.py", "test_submitter_rayjob.py", "test_prepare.py", "test_benchmarks.py"),
     "observability": ("test_observability_promql.py", "test_observability_prometheus.py",
                       "test_observability_tracing.py"),
     "cluster": ("test_cluster_*.py",),
