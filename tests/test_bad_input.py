@@ -111,6 +111,25 @@ CASES = [
          "ppo-job.model.path", mentions=["/data/"]),
     Case("prepare-unknown-source", job(prepare={"enabled": True, "source": "s3"}), "ppo-job.prepare.source"),
     Case("working-dir-local-path", job(runtimeEnv={"workingDir": "./my-code"}), "ppo-job.runtimeEnv.workingDir"),
+    # RayJob mode and queues (KubeRay's and Kueue's own refusals, caught before anything is applied).
+    Case("unknown-mode", {"global": {"mode": "Job"}}, "global.mode"),
+    Case("rayjob-without-its-submitter", {"global": {"mode": "RayJob"}, "ppo-job": {"enabled": False}}, "global.mode"),
+    Case("rayjob-queued-keeps-its-cluster", {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a"}},
+                                             **job(rayJob={"shutdownAfterJobFinishes": False})},
+         "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    Case("rayjob-ttl-without-shutdown", {"global": {"mode": "RayJob"},
+                                         **job(rayJob={"shutdownAfterJobFinishes": False, "ttlSecondsAfterFinished": 60})},
+         "ppo-job.rayJob.ttlSecondsAfterFinished"),
+    Case("rayjob-deletion-rules-and-shutdown", {"global": {"mode": "RayJob"}, **job(rayJob={"deletionStrategy": {
+        "deletionRules": [{"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED"}}]}})},
+         "ppo-job.rayJob.deletionStrategy"),
+    Case("rayjob-foreign-dashboard", {"global": {"mode": "RayJob"}, **job(dashboardURL="http://other-head-svc:8265")},
+         "ppo-job.dashboardURL"),
+    Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
+        "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
+    Case("kueue-and-volcano", {"raycluster": {"queue": {"kueue": "team-a", "volcano": "q"}}}, "raycluster.queue.volcano"),
+    Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
+         "raycluster.queue.workloadPriorityClass"),
 ]
 
 
