@@ -50,19 +50,14 @@ def wait_running(dashboard, submission_id) -> None:
     raise AssertionError(f"{submission_id} never RUNNING: {submissions(dashboard, submission_id)}")
 
 
-def test_submits_exactly_kuberays_id(dashboard, tmp_path):
-    code, output = finish(start_rayjob_submitter(dashboard, tmp_path, "rj-ok-x7k2p"))
-    assert code == 0, output
-    assert "submitted rj-ok-x7k2p" in output and "status=SUCCEEDED" in output
-    assert [j["submission_id"] for j in submissions(dashboard, "rj-ok")] == ["rj-ok-x7k2p"]
-
-
-def test_failed_run_fails_the_pod_after_one_attempt(dashboard, tmp_path):
-    """max_attempts (3) is the RayJob's backoffLimit + 1 in this mode: the submitter itself tries once."""
-    code, output = finish(start_rayjob_submitter(dashboard, tmp_path, "rj-fail-q9w3e", code=3))
-    assert code == 1, output
-    assert "status=FAILED" in output and "driver_exit_code=3" in output
-    assert [j["submission_id"] for j in submissions(dashboard, "rj-fail")] == ["rj-fail-q9w3e"]
+@pytest.mark.parametrize("submission_id,driver_code,status", [("rj-ok-x7k2p", 0, "SUCCEEDED"),
+                                                            ("rj-fail-q9w3e", 3, "FAILED")])
+def test_submits_kuberays_id_once_and_exits_with_the_outcome(dashboard, tmp_path, submission_id, driver_code, status):
+    """One attempt even with VERL_PPO_MAX_ATTEMPTS=3: in this mode that figure is the RayJob's backoffLimit + 1."""
+    code, output = finish(start_rayjob_submitter(dashboard, tmp_path, submission_id, code=driver_code))
+    assert code == (0 if status == "SUCCEEDED" else 1), output
+    assert f"submitted {submission_id}" in output and f"status={status}" in output
+    assert [j["submission_id"] for j in submissions(dashboard, submission_id.rsplit("-", 1)[0])] == [submission_id]
 
 
 def test_retried_pod_reattaches_without_a_second_run(dashboard, tmp_path):
