@@ -127,7 +127,6 @@ CASES = [
          "ppo-job.dashboardURL"),
     Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
         "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
-    Case("kueue-and-volcano", {"raycluster": {"queue": {"kueue": "team-a", "volcano": "q"}}}, "raycluster.queue.volcano"),
     Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
          "raycluster.queue.workloadPriorityClass"),
 ]

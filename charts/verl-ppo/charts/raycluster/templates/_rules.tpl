@@ -85,11 +85,8 @@
 {{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%squeue.workloadPriorityClass" $p) "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" (printf "--set %squeue.kueue=<LocalQueue>, or --set %squeue.workloadPriorityClass=''" $p $p)) -}}
 {{- end -}}
 {{- with $q.kueue -}}
-{{- if $q.volcano -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%squeue.volcano" $p) "value" $q.volcano "problem" (printf "queues the release a second time: Kueue (queue.kueue=%s) already holds it until admitted" .) "fix" (printf "choose one: --set %squeue.volcano='' or --set %squeue.kueue=''" $p $p)) -}}
-{{- end -}}
 {{- if $.Values.worker.autoscaling.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.autoscaling.enabled" $p) "value" true "problem" "is refused by Kueue for a queued cluster: it admits a fixed size" "fix" (printf "--set %sworker.autoscaling.enabled=false, or --set %squeue.kueue=''" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.autoscaling.enabled" $p) "value" true "problem" "is refused by Kueue for a queued cluster (unless its workload slicing is on): it admits a fixed size" "fix" (printf "--set %sworker.autoscaling.enabled=false, or --set %squeue.kueue=''" $p $p)) -}}
 {{- end -}}
 {{- if eq $.Values.worker.groupName "head" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.groupName" $p) "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" (printf "--set %sworker.groupName=workergroup" $p)) -}}
