@@ -1,9 +1,11 @@
 # verl-ppo developer commands. `make demo` and `make test` are the two fresh-machine commands.
-PYTHON ?= python3
+# Every target runs Python from the project's virtual environment, which setup creates under the
+# tool cache (tools/venv.py); the system python3 only creates it.
+PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: help setup values schema globals docs dashboards contract check lint demo demo-render demo-down test bench-submit gpu-wheels gpu-smoke gpu-bench
+.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test bench-submit gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -11,27 +13,30 @@ SHAPE ?= seed-2gpu
 help:  ## list the targets (the two fresh-machine ones: demo, test)
 	@grep -E '^[a-z][-a-z]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([-a-z]+):.*## (.*)$$/  make \1\t\2/' | expand -t 24
 
-setup:  ## install Python packages, build Helm 3 and 4, fetch schemas (cached)
+setup:  ## create the project venv with requirements.txt, build Helm 3 and 4 and the local cluster, fetch schemas (cached)
 	bash scripts/setup.sh
 
-values:  ## (maintainers) regenerate values/ from the catalog and the sizing rules
+venv:  ## only the project venv with requirements.txt (what the generator targets need; cached)
+	python3 -m tools.venv ensure >/dev/null
+
+values: venv  ## (maintainers) regenerate values/ from the catalog and the sizing rules
 	$(PYTHON) -m generator render
 
-schema:  ## (maintainers) regenerate every chart's values.schema.json from schemas/
+schema: venv  ## (maintainers) regenerate every chart's values.schema.json from schemas/
 	$(PYTHON) -m generator schema
 
-globals:  ## (maintainers) copy the umbrella's global defaults into each subchart's values.yaml
+globals: venv  ## (maintainers) copy the umbrella's global defaults into each subchart's values.yaml
 	$(PYTHON) -m generator globals
 
-docs:  ## (maintainers) regenerate every chart's README.md from its values.yaml comments
+docs: venv  ## (maintainers) regenerate every chart's README.md from its values.yaml comments
 	$(PYTHON) -m generator docs
 
 contract: schema globals docs  ## (maintainers) everything generated from schemas/ and the values files
 
-dashboards:  ## (maintainers) regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
+dashboards: venv  ## (maintainers) regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
 	$(PYTHON) -m generator dashboards
 
-check:  ## validate every values file
+check: venv  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
 
 lint: setup  ## helm lint --strict the umbrella chart
@@ -44,7 +49,7 @@ demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the releas
 			"showing what the release would create instead."; \
 		$(MAKE) --no-print-directory demo-render; }
 
-demo-render:  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
+demo-render: venv  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
 	@# As on a cluster that serves the Prometheus operator's API, so the PodMonitors show too.
 	$(HELM) template verl-ppo charts/verl-ppo --namespace default -f values/$(SHAPE).yaml \
 		--api-versions monitoring.coreos.com/v1/PodMonitor | $(PYTHON) -m generator summarize
@@ -52,7 +57,10 @@ demo-render:  ## without a cluster: render the release of values/$(SHAPE).yaml a
 demo-down:  ## stop every process `make demo` started
 	$(PYTHON) -m tools.localcluster down
 
-# TIER picks one test tier (a pytest marker: generator, chart, verl, ray, observability, cluster, pods, gpu).
+package: venv  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
+	$(PYTHON) -m tools.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
+
+# TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).
 TIER ?=
 test: setup  ## all tests (TIER=chart: one tier)
 	$(PYTHON) -m pytest tests $(if $(TIER),-m $(TIER))
@@ -62,14 +70,22 @@ bench-submit: setup  ## print the submitter's overhead from a ready cluster to a
 
 # GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
 # gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.
+# VLLM=1: veRL 0.9.1 with the chart's vLLM rollout (wheels in parts, carried one part a command).
 GPU_COUNTS ?= 1 2
+# Ray nodes the GPUs are split over (2: a head and a worker raylet on one machine, as the seed's two pods).
+GPU_NODES ?= 1 2
+VLLM ?=
+GPU_MODE_PREFIX = $(if $(VLLM),vllm-)
 
-gpu-wheels: setup  ## (where PyPI is) carry-ready wheels and the chart's rendered runs into .gpu/
-	bash gpu/wheels.sh
-	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS)
+gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in parts) and the chart's rendered runs into .gpu/
+	PYTHON=$(PYTHON) GPU_PROFILE=$(if $(VLLM),vllm,hf) bash gpu/wheels.sh
+	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS) --nodes $(GPU_NODES)
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
-	bash gpu/run.sh smoke
+	bash gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
 gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model
-	bash gpu/run.sh bench
+	bash gpu/run.sh $(GPU_MODE_PREFIX)bench
+
+gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
+	bash gpu/run.sh $(GPU_MODE_PREFIX)two-node

@@ -40,12 +40,15 @@ def _without_required(schema: Any) -> Any:
 
 
 def umbrella_schema() -> dict[str, Any]:
-    """The whole schema, minus `required` inside the components' sections: `helm lint` checks the
-    umbrella's schema against the umbrella's values.yaml alone, which no longer holds the components'
-    defaults; each component's own schema (checked against its values with its defaults) keeps them."""
+    """The whole schema, minus `required` inside the components' sections and the definitions they
+    refer to: `helm lint` checks the umbrella's schema against the umbrella's values.yaml and the
+    user's files alone, which no longer hold the components' defaults (a file setting
+    raycluster.head.dashboardMetrics has no raycluster.head.resources there); each component's own
+    schema (checked against its values with its defaults) keeps them."""
     schema = copy.deepcopy(values_schema())
     for name in paths.SUBCHARTS:
         schema["properties"][name] = _without_required(schema["properties"][name])
+    schema["definitions"] = _without_required(schema["definitions"])
     return schema
 
 

@@ -82,9 +82,21 @@ def tensor_parallel(shape: GpuShape, model: ModelProfile) -> int:
     return tp
 
 
-def rollout_memory_fraction(shape: GpuShape) -> float:
-    """Share of GPU memory for the rollout engine's weights and KV cache. Larger GPUs keep the
-    training states in the same absolute space and give the rest to the KV cache."""
+# The rollout's share of GPU memory, measured on one H200 (docs/gpu-proof.md, "vLLM profile": veRL 0.9.1, vLLM
+# 0.24.0, Qwen2.5-0.5B shape, 256 prompts, responses up to 256 tokens): generation took 4.09 s at 0.4 and 4.10 s
+# at 0.7, while vLLM held its fraction of the GPU throughout (peak 74.4 against 117.1 GB). Past what the weights
+# and the batch's KV cache need, a larger fraction only takes memory from the training phases.
+REFERENCE_ROLLOUT_MEMORY_FRACTION = 0.4  # the guide's value, measured sufficient on an H200
+# bf16 K and V of Qwen2.5-0.5B: 24 layers x 2 x 2 KV heads x 64 x 2 bytes = 12 KiB a token for 0.49B parameters.
+# Larger models of the family keep fewer KV bytes per parameter (7B: 56 KiB for 7.6B), so this bounds them.
+KV_BYTES_PER_TOKEN_PER_BILLION = 25_000
+# CUDA graphs, activations and sampler buffers inside the engine's share (about 2 GiB at 0.5B).
+ROLLOUT_WORKSPACE_GIB = 2
+
+
+def rollout_memory_cap(shape: GpuShape) -> float:
+    """The most a rollout engine may take: larger GPUs keep the training states in the same absolute
+    space and can give the rest to the KV cache when the batch needs it."""
     if shape.gpu_memory_gib <= 24:
         return 0.4
     if shape.gpu_memory_gib <= 48:
@@ -92,6 +104,18 @@ def rollout_memory_fraction(shape: GpuShape) -> float:
     if shape.gpu_memory_gib <= 96:
         return 0.6
     return 0.7
+
+
+def rollout_memory_fraction(shape: GpuShape, model: ModelProfile, run: RunShape, tp: int, total_gpus: int) -> float:
+    """What one rollout replica needs: its weight shard, twice the KV cache of its share of the batch at full
+    length (room for the scheduler) and the workspace, in steps of 0.05, at least the guide's 0.4 (measured
+    enough) and at most the cap of the GPU size."""
+    rows = math.ceil(run.train_batch_size * run.responses_per_prompt / max(1, total_gpus // tp))
+    kv_bytes = rows * run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
+    weights_bytes = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / tp
+    need_gib = (weights_bytes + 2 * kv_bytes) / 2**30 + ROLLOUT_WORKSPACE_GIB
+    fraction = math.ceil(need_gib / shape.gpu_memory_gib * 20) / 20
+    return min(rollout_memory_cap(shape), max(REFERENCE_ROLLOUT_MEMORY_FRACTION, fraction))
 
 
 def normalized_mini_batch(run: RunShape, total_gpus: int) -> int:
@@ -167,13 +191,14 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
     param_offload, optimizer_offload = offload(shape, model, total_gpus)
     actor_tokens, critic_tokens = token_budget(micro, run)
+    tp = tensor_parallel(shape, model)
     return Sizing(
         train_batch_size=run.train_batch_size,
         ppo_mini_batch_size=run.ppo_mini_batch_size,
         cpu=cpu,
         memory=memory,
-        tensor_parallel=tensor_parallel(shape, model),
-        rollout_memory_fraction=rollout_memory_fraction(shape),
+        tensor_parallel=tp,
+        rollout_memory_fraction=rollout_memory_fraction(shape, model, run, tp, total_gpus),
         micro_batch=micro,
         log_prob_micro_batch=log_prob_micro,
         ref_log_prob_micro_batch=ref_log_prob_micro,

@@ -2,8 +2,8 @@
 
 Each run is `helm template` of an H200 (or the seed's) values file, changed only where the GPU machine
 differs from a cluster: the mount path and the data and model paths on it (a local folder), the model,
-the GPUs of one machine, veRL 0.3.0.post1 with its HF rollout (vLLM is too large to carry there), and
-the step count. From the rendered objects it keeps what the submitter Job would run: the ConfigMap's
+the GPUs of one machine, the veRL version the carried wheels hold (the profile: veRL 0.3.0.post1 with
+its HF rollout, or veRL 0.9.1 with the chart's own vLLM rollout), and the step count. From the rendered objects it keeps what the submitter Job would run: the ConfigMap's
 job.json and submitter.py, and the Job's environment (downward-API values resolved as Kubernetes would).
 
 Usage: python3 gpu/render_jobs.py [--chart-root DIR] [--gpus 1 2 ...]
@@ -29,13 +29,22 @@ MOUNT_PATH = "/tmp/verl-ppo-gpu/volume"
 NAMESPACE = "default"
 
 
+# What each wheel profile (gpu/wheels.sh) changes in the values: the veRL version it carries and, for
+# veRL 0.3.0.post1, its HF rollout. The vllm profile keeps the chart's rollout engine (vllm).
+PROFILES = {
+    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf"},
+    "vllm": {"ppo-job.verlVersion": "0.9.1"},
+}
+
+
 @dataclass(frozen=True)
 class Run:
     values_file: str
     release: str
     model: str  # a gpu/build_model.py size
     steps: int
-    settings: tuple[tuple[str, str], ...] = ()  # further values, for sizing experiments only
+    settings: tuple[tuple[str, str], ...] = ()  # further values as JSON literals, for experiments only
+    profile: str = "hf"
 
 
 RUNS = {
@@ -49,6 +58,18 @@ RUNS = {
     "bench-micro16": Run("values/h200-141g-x8.yaml", "bench-micro16", "qwen2.5-0.5b", 5, (
         ("ppo-job.actor.ppoMicroBatchSizePerGpu", "16"), ("ppo-job.rollout.logProbMicroBatchSizePerGpu", "32"),
         ("ppo-job.ref.logProbMicroBatchSizePerGpu", "16"), ("ppo-job.critic.ppoMicroBatchSizePerGpu", "16"))),
+    # veRL 0.9.1 with the vLLM rollout, as the chart renders it (issue 17): a smoke run, then the seed's
+    # parameters against the generated profile, and the generated profile with the rollout memory fraction of
+    # the rule before the vLLM measurement (0.7 on an H200; now 0.4), which isolates the effect of that value.
+    "vllm-smoke": Run("values/h200-141g-x8.yaml", "verl-ppo", "tiny", 3, profile="vllm"),
+    "vllm-seed": Run("values/seed-2gpu.yaml", "vllm-seed", "qwen2.5-0.5b", 3, profile="vllm"),
+    "vllm-generated": Run("values/h200-141g-x8.yaml", "vllm-generated", "qwen2.5-0.5b", 3, profile="vllm"),
+    "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
+        ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
+    # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
+    # compared in one command. HF profile (its wheels fit one command's carry); vLLM the same with veRL 0.9.1.
+    "two-node": Run("values/seed-2gpu.yaml", "two-node", "qwen2.5-0.5b", 3),
+    "vllm-two-node": Run("values/seed-2gpu.yaml", "vllm-two-node", "qwen2.5-0.5b", 3, profile="vllm"),
 }
 
 
@@ -56,7 +77,13 @@ def model_path(size: str) -> str:
     return f"{MOUNT_PATH}/models/{size}-random"
 
 
-def helm_command(chart_root: Path, run: Run, gpus: int) -> list[str]:
+def run_folder(name: str, gpus: int, nodes: int = 1) -> str:
+    """jobs/<run>-<n>gpu for one node of n GPUs, jobs/<run>-<nodes>x<n>gpu for several nodes."""
+    return f"{name}-{gpus}gpu" if nodes == 1 else f"{name}-{nodes}x{gpus}gpu"
+
+
+def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1) -> list[str]:
+    """gpus: GPUs of each node; nodes: Ray nodes (a head and nodes - 1 worker raylets)."""
     helm = os.environ.get("HELM") or str(
         Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache/verl-ppo")) / "bin" / "helm4")
     settings = {
@@ -65,15 +92,15 @@ def helm_command(chart_root: Path, run: Run, gpus: int) -> list[str]:
         "ppo-job.data.valFiles": f"{MOUNT_PATH}/data/gsm8k/test.parquet",
         "ppo-job.model.path": model_path(run.model),
         "global.gpu.perNode": str(gpus),
-        "global.gpu.nodes": "1",
-        "ppo-job.verlVersion": "0.3.0.post1",
-        "ppo-job.rollout.name": "hf",
-        **dict(run.settings),
+        "global.gpu.nodes": str(nodes),
+        **PROFILES[run.profile],
     }
     command = [helm, "template", run.release, str(chart_root / "charts/verl-ppo"), "--namespace", NAMESPACE,
                "-f", str(chart_root / run.values_file)]
     for key, value in settings.items():
         command += ["--set-string" if key == "ppo-job.verlVersion" else "--set", f"{key}={value}"]
+    for key, value in run.settings:  # JSON: Helm 4's --set reads 0.4 as a string
+        command += ["--set-json", f"{key}={value}"]
     return command + ["--set-json", f'ppo-job.extraArgs=["trainer.total_training_steps={run.steps}"]']
 
 
@@ -101,8 +128,8 @@ def job_environment(job: dict) -> dict[str, str]:
     return env
 
 
-def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path) -> None:
-    command = helm_command(chart_root, run, gpus)
+def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: int = 1) -> None:
+    command = helm_command(chart_root, run, gpus, nodes)
     rendered = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     objects = [o for o in yaml.safe_load_all(rendered) if o]
     job = submitter_job(objects)
@@ -114,7 +141,7 @@ def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path) -> None:
         (out / file_name).write_text(files[file_name])
     spec = json.loads(files["job.json"])
     manifest = {
-        "run": name, "gpus": gpus, "release": run.release, "values_file": run.values_file, "steps": run.steps,
+        "run": name, "profile": run.profile, "gpus": gpus, "nodes": nodes, "release": run.release, "values_file": run.values_file, "steps": run.steps,
         "model_size": run.model, "model_path": model_path(run.model), "mount_path": MOUNT_PATH,
         "checkpoint_dir": spec["metadata"]["checkpointDir"], "submitter_job": job["metadata"]["name"],
         "submitter_command": job["spec"]["template"]["spec"]["containers"][0]["command"],
@@ -129,11 +156,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chart-root", type=Path, default=ROOT, help="checkout whose chart is rendered")
     parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2], help="GPUs of the machine(s) to run on")
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1],
+                        help="Ray nodes to split those GPUs over (2: a head and a worker raylet)")
     args = parser.parse_args()
     bundle = Path(os.environ.get("GPU_BUNDLE", ROOT / ".gpu"))
     for gpus in args.gpus:
-        for name, run in RUNS.items():
-            render(args.chart_root.resolve(), name, run, gpus, bundle / "jobs" / f"{name}-{gpus}gpu")
+        for nodes in (n for n in args.nodes if gpus % n == 0 and gpus // n):
+            for name, run in RUNS.items():
+                render(args.chart_root.resolve(), name, run, gpus // nodes,
+                       bundle / "jobs" / run_folder(name, gpus // nodes, nodes), nodes)
     # The preparation program the chart ships, next to the runs it feeds.
     shutil.copy(args.chart_root / "charts/verl-ppo/charts/ppo-job/files/prepare.py", bundle / "prepare.py")
 

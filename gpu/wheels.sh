@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# Download, on a machine with PyPI, every wheel the GPU proof installs on a GPU machine without it:
-# gpu/wheels.txt for CPython 3.12 manylinux x86_64, antlr4's runtime built from its sdist (no wheel
-# is published), and Ray slimmed to fit the carry limit. Idempotent; output in $GPU_BUNDLE/wheels.
+# Download, on a machine with PyPI, every wheel the GPU proof installs on a GPU machine without it, for
+# one profile: GPU_PROFILE=hf (gpu/wheels.txt: veRL 0.3.0.post1, HF rollout) or vllm (gpu/wheels-vllm.txt:
+# veRL 0.9.1, vLLM 0.24.0), each with gpu/wheels-ray.txt, for CPython 3.12 manylinux x86_64; antlr4's
+# runtime built from its sdist (no wheel is published); Ray slimmed to fit the carry limit.
+# Output: $GPU_BUNDLE/wheels-<profile>/. The vllm profile is far over the 64 MiB one command carries:
+# it is also packed by gpu/parts.sh into checksummed parts in $GPU_BUNDLE/parts-vllm/. Idempotent.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROFILE=${GPU_PROFILE:-hf}
 BUNDLE=${GPU_BUNDLE:-$ROOT/.gpu}
-WHEELS=$BUNDLE/wheels
+WHEELS=$BUNDLE/wheels-$PROFILE
 DOWNLOADS=${GPU_DOWNLOADS:-${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}/gpu-downloads}
 PYTHON=${PYTHON:-python3}
+case $PROFILE in
+  hf) LIST=$ROOT/gpu/wheels.txt ;;
+  vllm) LIST=$ROOT/gpu/wheels-vllm.txt ;;
+  *) echo "gpu/wheels.sh: GPU_PROFILE=$PROFILE is not a profile: use hf or vllm" >&2; exit 2 ;;
+esac
 mkdir -p "$WHEELS" "$DOWNLOADS"
 start=$(date +%s)
+specs() { grep -h -v -e '^#' -e '^$' "$LIST" "$ROOT/gpu/wheels-ray.txt"; }
 
 platforms=()
-for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux1_x86_64; do
+for p in manylinux_2_31_x86_64 manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64 \
+    manylinux_2_5_x86_64 manylinux1_x86_64; do
   platforms+=(--platform "$p")
 done
-grep -v -e '^#' -e '^$' "$ROOT/gpu/wheels.txt" | xargs "$PYTHON" -m pip download -q --no-deps \
+specs | xargs "$PYTHON" -m pip download -q --no-deps \
   --only-binary=:all: --python-version 3.12 --implementation cp "${platforms[@]}" -d "$DOWNLOADS"
 # hydra-core needs antlr4-python3-runtime 4.9.3, published as an sdist only: build a pure-Python wheel.
 ls "$DOWNLOADS"/antlr4_python3_runtime-4.9.3-*.whl >/dev/null 2>&1 \
@@ -28,7 +39,13 @@ while read -r spec; do
   if [ "$name" = ray ]; then
     "$PYTHON" "$ROOT/gpu/slim_ray.py" "$DOWNLOADS/ray-$version-"*.whl "$WHEELS/ray-slim.zip"
   else
-    cp "$DOWNLOADS/$name-$version-"*.whl "$WHEELS/"
+    # Wheel file names keep the project's own case (TransferQueue's is lower case, PyYAML's not).
+    found=$(find "$DOWNLOADS" -maxdepth 1 -iname "$name-$version-*.whl" | head -1)
+    [ -n "$found" ] || { echo "gpu/wheels.sh: no wheel for $spec in $DOWNLOADS" >&2; exit 1; }
+    cp "$found" "$WHEELS/"
   fi
-done < <(grep -v -e '^#' -e '^$' "$ROOT/gpu/wheels.txt"; echo antlr4-python3-runtime==4.9.3)
-echo "GPU wheels: $(ls "$WHEELS" | wc -l) files, $(du -sm "$WHEELS" | cut -f1) MiB in $WHEELS ($(( $(date +%s) - start )) s)"
+done < <(specs; echo antlr4-python3-runtime==4.9.3)
+echo "GPU wheels ($PROFILE): $(ls "$WHEELS" | wc -l) files, $(du -sm "$WHEELS" | cut -f1) MiB in $WHEELS ($(( $(date +%s) - start )) s)"
+
+# Over the 64 MiB one command carries: in checksummed parts (gpu/parts.sh).
+[ "$PROFILE" != vllm ] || bash "$ROOT/gpu/parts.sh" pack "$BUNDLE" "$PROFILE"

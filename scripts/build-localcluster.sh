@@ -3,27 +3,11 @@
 # kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
 # etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok, the KubeRay operator and Kueue's
 # controller from their Go modules. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
-# reused. Each cold build prints its time. Builds run under `nice` with few parallel jobs: the
-# machines have 2 cores shared with other work.
+# reused. Builds run under `nice` with few parallel jobs: the machines have 2 cores shared with
+# other work. setup.sh sources this file for its steps (scripts/steps.sh); run alone, it runs them.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=../tools/versions.env
-source "$root/tools/versions.env"
-cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
-bin="$cache/bin"
-mkdir -p "$bin" "$cache/build"
-jobs=${VERL_PPO_BUILD_JOBS:-2}
-
-timed() {  # timed LABEL COMMAND...: runs COMMAND and prints how long the cold build took
-  local label=$1 started
-  shift
-  started=$(date +%s)
-  "$@"
-  echo "build-localcluster: built $label in $(( $(date +%s) - started ))s"
-}
-
-# shellcheck source=go-modules.sh
-source "$root/scripts/go-modules.sh"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # k8s.io/kubernetes replaces its staging modules (k8s.io/api, ...) with ./staging paths that its
 # module zip lacks, so a wrapper module requires it and pins every staging module to the
@@ -58,11 +42,14 @@ GO
   (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null)
 }
 
+kubernetes_binaries=(kube-apiserver kube-controller-manager kube-scheduler)
+kubernetes_ready() {
+  local b
+  for b in "${kubernetes_binaries[@]}"; do [ -x "$bin/$b-$KUBERNETES_VERSION" ] || return 1; done
+}
+
 build_kubernetes() {
   local version=$KUBERNETES_VERSION dir="$cache/build/kubernetes-$KUBERNETES_VERSION" ldflags minor date
-  local wanted=(kube-apiserver kube-controller-manager kube-scheduler) missing=0
-  for b in "${wanted[@]}"; do [ -x "$bin/$b-$version" ] || missing=1; done
-  [ "$missing" = 0 ] && return
   kubernetes_wrapper "$dir"
   minor=${version#v1.}; minor=${minor%%.*}
   date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Time"])' \
@@ -75,36 +62,54 @@ build_kubernetes() {
   local out="$cache/build/out-$version"
   mkdir -p "$out"
   # One `go build` for the three binaries, so the packages they share compile once.
-  (cd "$dir" && timed "kube-apiserver, kube-controller-manager, kube-scheduler $version" \
-    nice go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/" \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler)
-  for b in "${wanted[@]}"; do mv "$out/$b" "$bin/$b-$version"; done
+  (cd "$dir" && nice go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler)
+  for b in "${kubernetes_binaries[@]}"; do mv "$out/$b" "$bin/$b-$version"; done
 }
 
 build_go_binary() {  # build_go_binary NAME PACKAGE VERSION: `go install PACKAGE@VERSION` as bin/NAME-VERSION
   local name=$1 package=$2 version=$3 tmp
-  [ -x "$bin/$name-$version" ] && return
   tmp=$(mktemp -d)
-  timed "$name $version" env GOBIN="$tmp" GOFLAGS=-mod=mod nice go install -p "$jobs" -trimpath -ldflags "-s -w" "$package@$version"
+  GOBIN="$tmp" GOFLAGS=-mod=mod nice go install -p "$jobs" -trimpath -ldflags "-s -w" "$package@$version"
   mv "$tmp/$(basename "${package%/cmd}")" "$bin/$name-$version" 2>/dev/null || mv "$tmp"/* "$bin/$name-$version"
   rm -rf "$tmp"
 }
 
 # etcd's own main package lives in a module with local replace directives (no `go install @version`):
 # a two-line main over go.etcd.io/etcd/server/v3's etcdmain, as etcd's main.go is.
+etcd_ready() { [ -x "$bin/etcd-$ETCD_VERSION" ]; }
 build_etcd() {
-  [ -x "$bin/etcd-$ETCD_VERSION" ] && return
   local dir="$cache/build/etcd-$ETCD_VERSION"
   mkdir -p "$dir"
   printf 'module verl-ppo.local/etcd-build\n\ngo 1.25.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" > "$dir/go.mod"
   printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' > "$dir/main.go"
   (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null && \
-    timed "etcd $ETCD_VERSION" nice go build -p "$jobs" -trimpath -ldflags "-s -w" -o "$bin/etcd-$ETCD_VERSION" .)
+    nice go build -p "$jobs" -trimpath -ldflags "-s -w" -o "$bin/etcd-$ETCD_VERSION" .)
+}
+
+kwok_ready() { [ -x "$bin/kwok-$KWOK_VERSION" ]; }
+build_kwok() { build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"; }
+kuberay_operator_ready() { [ -x "$bin/kuberay-operator-$KUBERAY_VERSION" ]; }
+build_kuberay_operator() { build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"; }
+# Kueue (the queue tests): only the controller's main package, not the module's kueuectl, kueueviz or
+# importer; beside it its CRDs and webhook configurations (the tests point them at the local controller).
+kueue_ready() { [ -x "$bin/kueue-$KUEUE_VERSION" ] && [ -f "$cache/kueue-$KUEUE_VERSION/manifests.yaml" ]; }
+build_kueue() {
+  local kueue
+  kueue=$(module_dir sigs.k8s.io/kueue "$KUEUE_VERSION")
+  mkdir -p "$cache/kueue-$KUEUE_VERSION"
+  install -m 0644 "$kueue"/config/components/crd/bases/kueue.x-k8s.io_*.yaml \
+    "$kueue/config/components/webhook/manifests.yaml" "$cache/kueue-$KUEUE_VERSION/"
+  build_go_binary kueue sigs.k8s.io/kueue/cmd/kueue "$KUEUE_VERSION"
 }
 
 # Files the cluster reads at start: every KubeRay CRD (the operator watches all four kinds) and
 # kwok's "fast" stages (nodes Ready at once; pods Running and Ready, Job pods complete, deleted pods go).
+cluster_files_ready() {
+  compgen -G "$cache/crds/kuberay-operator-$KUBERAY_VERSION/ray.io_*.yaml" >/dev/null &&
+    [ -f "$cache/kwok-stages/$KWOK_VERSION/node-initialize.yaml" ]
+}
 copy_module_files() {
   local kuberay kwok
   kuberay=$(module_dir github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION")
@@ -113,19 +118,16 @@ copy_module_files() {
   kwok=$(module_dir sigs.k8s.io/kwok "$KWOK_VERSION")
   install -m 0644 "$kwok/kustomize/stage/node/fast/node-initialize.yaml" "$kwok"/kustomize/stage/pod/fast/pod-*.yaml \
     "$cache/kwok-stages/$KWOK_VERSION/"
-  # Kueue's CRDs and its webhook configurations (the queue tests point them at the local controller).
-  kueue=$(module_dir sigs.k8s.io/kueue "$KUEUE_VERSION")
-  mkdir -p "$cache/kueue-$KUEUE_VERSION"
-  install -m 0644 "$kueue"/config/components/crd/bases/kueue.x-k8s.io_*.yaml "$kueue/config/components/webhook/manifests.yaml" \
-    "$cache/kueue-$KUEUE_VERSION/"
 }
 
-copy_module_files
-build_etcd
-build_kubernetes
-build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
-build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"
-# Only the controller's main package: the module's other commands (kueuectl, kueueviz, importer) are not needed.
-build_go_binary kueue sigs.k8s.io/kueue/cmd/kueue "$KUEUE_VERSION"
-"$bin/kube-apiserver-$KUBERNETES_VERSION" --version
-echo "build-localcluster: cluster parts ready under $bin"
+add_step cluster-files "KubeRay $KUBERAY_VERSION CRDs and kwok $KWOK_VERSION stages for the local cluster" cluster_files_ready copy_module_files
+add_step etcd "etcd $ETCD_VERSION from go.etcd.io/etcd/server/v3" etcd_ready build_etcd
+add_step kubernetes "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION (one go build, the longest step)" kubernetes_ready build_kubernetes
+add_step kwok "kwok $KWOK_VERSION" kwok_ready build_kwok
+add_step kuberay-operator "KubeRay operator $KUBERAY_VERSION" kuberay_operator_ready build_kuberay_operator
+add_step kueue "Kueue $KUEUE_VERSION controller (cmd/kueue) and its CRDs" kueue_ready build_kueue
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  run_steps
+  echo "build-localcluster: cluster parts ready under $bin"
+fi

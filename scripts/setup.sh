@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Installs everything the generator and the tests need, from the package registries only:
-# Python packages (requirements.txt), Helm 3 and Helm 4 built from their Go modules, the
-# Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs from their Go modules,
-# Prometheus and promtool from Debian's package, and the parts of the local cluster
-# (scripts/build-localcluster.sh).
-# Builds and downloads are cached under $VERL_PPO_CACHE (default ~/.cache/verl-ppo) and reused.
+# the project's virtual environment with requirements.txt (tools/venv.py), Helm 3 and Helm 4 built
+# from their Go modules, the Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs
+# from their Go modules, veRL's config from its wheels, Prometheus and promtool from Debian's package,
+# the parts of the local cluster (scripts/build-localcluster.sh) and the chart's release tools
+# (scripts/build-release-tools.sh). Everything is cached under $VERL_PPO_CACHE (default
+# ~/.cache/verl-ppo) and reused; each step says whether it is cached or what it builds
+# (scripts/steps.sh), the builds' own output goes to build/setup.log.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=../tools/versions.env
-source "$root/tools/versions.env"
-cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
-mkdir -p "$cache/bin" "$cache/schemas" "$cache/crds"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$root"
+mkdir -p "$cache/schemas" "$cache/crds"
 
-python3 -m pip install -q --disable-pip-version-check -r "$root/requirements.txt"
+venv_ready() { python3 -m tools.venv ready; }
+venv_build() { python3 -m tools.venv ensure; }
+venv_python=$(python3 -m tools.venv python)
 
-# shellcheck source=go-modules.sh
-source "$root/scripts/go-modules.sh"
-
-# Builds Helm from its Go module. Helm 3 learns its default Kubernetes version (for .Capabilities
-# and lint) from ldflags, as its Makefile sets them from the client-go it is built with.
-build_helm() {
+# Helm from its Go module. Helm 3 learns its default Kubernetes version (for .Capabilities and
+# lint) from ldflags, as its Makefile sets them from the client-go it is built with.
+helm_ldflags() {  # helm_ldflags MAJOR VERSION
   local major=$1 version=$2 ldflags client_go_minor
   ldflags="-s -w -X helm.sh/helm/v$major/internal/version.version=$version"
   if [ "$major" = 3 ]; then
@@ -28,20 +28,37 @@ build_helm() {
       ldflags="$ldflags -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$client_go_minor"
     done
   fi
-  # The binary's name carries a hash of its recipe, so a changed recipe is rebuilt, not reused.
+  echo "$ldflags"
+}
+
+# The binary's name carries a hash of its recipe, so a changed recipe is rebuilt, not reused.
+helm_binary() {  # helm_binary MAJOR VERSION
+  echo "$cache/bin/helm$1-$2-$(helm_ldflags "$1" "$2" | tr -d '\n' | sha256sum | cut -c1-8)"
+}
+
+helm_ready() {  # helm_ready MAJOR VERSION: built, and bin/helmMAJOR points to it
   local out
-  out="$cache/bin/helm$major-$version-$(printf '%s' "$ldflags" | sha256sum | cut -c1-8)"
+  out=$(helm_binary "$1" "$2")
+  [ -x "$out" ] && [ "$(readlink "$cache/bin/helm$1")" = "$(basename "$out")" ]
+}
+
+build_helm() {  # build_helm MAJOR VERSION
+  local major=$1 version=$2 out tmp
+  out=$(helm_binary "$major" "$version")
   if [ ! -x "$out" ]; then
-    local started tmp
-    started=$(date +%s)
     tmp=$(mktemp -d)
-    GOBIN="$tmp" GOFLAGS=-mod=mod go install -ldflags "$ldflags" "helm.sh/helm/v$major/cmd/helm@$version"
+    GOBIN="$tmp" GOFLAGS=-mod=mod nice go install -ldflags "$(helm_ldflags "$major" "$version")" \
+      "helm.sh/helm/v$major/cmd/helm@$version"
     mv "$tmp/helm" "$out"
     rmdir "$tmp"
-    echo "setup: built helm $version in $(( $(date +%s) - started ))s"
   fi
   ln -sfn "$(basename "$out")" "$cache/bin/helm$major"
 }
+
+helm3_ready() { helm_ready 3 "$HELM3_VERSION"; }
+helm3_build() { build_helm 3 "$HELM3_VERSION"; }
+helm4_ready() { helm_ready 4 "$HELM4_VERSION"; }
+helm4_build() { build_helm 4 "$HELM4_VERSION"; }
 
 copy_files() {  # copy_files SRC_DIR DEST_DIR FILE...
   local src=$1 dest=$2
@@ -50,41 +67,51 @@ copy_files() {  # copy_files SRC_DIR DEST_DIR FILE...
   for f in "$@"; do install -m 0644 "$src/$f" "$dest/$(basename "$f")"; done
 }
 
-
-build_helm 3 "$HELM3_VERSION"
-build_helm 4 "$HELM4_VERSION"
-
-k8s=$(module_dir k8s.io/kubernetes "$KUBERNETES_VERSION")
-copy_files "$k8s/api/openapi-spec" "$cache/schemas/kubernetes-$KUBERNETES_VERSION" swagger.json
-
-kuberay=$(module_dir github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION")
-copy_files "$kuberay/config/crd/bases" "$cache/crds/kuberay-$KUBERAY_VERSION" \
-  ray.io_rayclusters.yaml ray.io_rayjobs.yaml
-
-promop=$(module_dir github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION")
-copy_files "$promop/example/prometheus-operator-crd" "$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" \
-  monitoring.coreos.com_podmonitors.yaml monitoring.coreos.com_servicemonitors.yaml
+openapi_dir="$cache/schemas/kubernetes-$KUBERNETES_VERSION"
+kuberay_crds="$cache/crds/kuberay-$KUBERAY_VERSION"
+promop_crds="$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"
+schemas_ready() {
+  [ -f "$openapi_dir/swagger.json" ] && [ -f "$kuberay_crds/ray.io_rayjobs.yaml" ] &&
+    [ -f "$promop_crds/monitoring.coreos.com_servicemonitors.yaml" ]
+}
+schemas_build() {
+  copy_files "$(module_dir k8s.io/kubernetes "$KUBERNETES_VERSION")/api/openapi-spec" "$openapi_dir" swagger.json
+  copy_files "$(module_dir github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION")/config/crd/bases" \
+    "$kuberay_crds" ray.io_rayclusters.yaml ray.io_rayjobs.yaml
+  copy_files "$(module_dir github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION")/example/prometheus-operator-crd" \
+    "$promop_crds" monitoring.coreos.com_podmonitors.yaml monitoring.coreos.com_servicemonitors.yaml
+}
 
 # veRL's Hydra config of every supported version: the config files of its wheel (no dependencies).
-for version in $VERL_VERSIONS; do
-  dest="$cache/verl-config/$version"
-  [ -f "$dest/verl/trainer/config/ppo_trainer.yaml" ] && continue
-  tmp=$(mktemp -d)
-  python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "verl==$version"
-  python3 -m zipfile -e "$tmp"/verl-*.whl "$tmp/unpacked"
-  # What an interrupted run left goes first: `cp -r` and `mv` into an existing directory would nest the copy.
-  rm -rf "$dest"
-  mkdir -p "$dest/verl/trainer"
-  cp -r "$tmp/unpacked/verl/trainer/config" "$dest/config.tmp"
-  mv "$dest/config.tmp" "$dest/verl/trainer/config"
-  rm -rf "$tmp"
-done
+verl_config_ready() {
+  local version
+  for version in $VERL_VERSIONS; do
+    [ -f "$cache/verl-config/$version/verl/trainer/config/ppo_trainer.yaml" ] || return 1
+  done
+}
+verl_config_build() {
+  local version dest tmp
+  for version in $VERL_VERSIONS; do
+    dest="$cache/verl-config/$version"
+    [ -f "$dest/verl/trainer/config/ppo_trainer.yaml" ] && continue
+    tmp=$(mktemp -d)
+    "$venv_python" -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "verl==$version"
+    "$venv_python" -m zipfile -e "$tmp"/verl-*.whl "$tmp/unpacked"
+    # What an interrupted run left goes first: `cp -r` and `mv` into an existing directory would nest the copy.
+    rm -rf "$dest"
+    mkdir -p "$dest/verl/trainer"
+    cp -r "$tmp/unpacked/verl/trainer/config" "$dest/config.tmp"
+    mv "$dest/config.tmp" "$dest/verl/trainer/config"
+    rm -rf "$tmp"
+  done
+}
 
 # Prometheus and promtool from Debian's package, unpacked into the cache (no system install): the tests
 # check the dashboards' PromQL with promtool and scrape a real Ray head with Prometheus.
 prometheus="$cache/prometheus-$PROMETHEUS_DEB_VERSION"
-if [ ! -x "$prometheus/promtool" ]; then
-  started=$(date +%s)
+prometheus_ready() { [ -x "$prometheus/promtool" ]; }
+prometheus_build() {
+  local tmp
   tmp=$(mktemp -d)
   chown _apt "$tmp" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
   if ! (cd "$tmp" && apt-get download -qq "prometheus=$PROMETHEUS_DEB_VERSION"); then
@@ -96,12 +123,18 @@ if [ ! -x "$prometheus/promtool" ]; then
   mkdir -p "$prometheus"
   install -m 0755 "$tmp/unpacked/usr/bin/prometheus" "$tmp/unpacked/usr/bin/promtool" "$prometheus/"
   rm -rf "$tmp"
-  echo "setup: fetched prometheus $PROMETHEUS_DEB_VERSION in $(( $(date +%s) - started ))s"
-fi
+}
 
-# The local cluster of test tier 6 and `make demo`.
-bash "$root/scripts/build-localcluster.sh"
-
-"$cache/bin/helm3" version --short
-"$cache/bin/helm4" version --short
-echo "setup: tools ready under $cache"
+add_step venv "Python packages of requirements.txt into the project venv" venv_ready venv_build
+add_step helm3 "helm $HELM3_VERSION from its Go module" helm3_ready helm3_build
+add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
+add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
+add_step verl-config "veRL config of $VERL_VERSIONS" verl_config_ready verl_config_build
+add_step prometheus "prometheus and promtool $PROMETHEUS_DEB_VERSION (Debian)" prometheus_ready prometheus_build
+# The local cluster of test tier 6 and `make demo`; the registry and chart-testing of the release tests.
+# shellcheck source=build-localcluster.sh
+source "$root/scripts/build-localcluster.sh"
+# shellcheck source=build-release-tools.sh
+source "$root/scripts/build-release-tools.sh"
+run_steps
+echo "setup: tools ready under $cache; Python: $venv_python"

@@ -48,8 +48,10 @@ def local_cluster(tmp_path_factory):
 # Every test file belongs to exactly one tier, by its name.
 TIERS = {
     "generator": ("test_generator.py",),
+    "setup": ("test_setup.py",),
     "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
-              "test_observability_chart.py"),
+              "test_observability_chart.py", "test_chart_metadata.py"),
+    "release": ("test_release_*.py",),
     "verl": ("test_verl_config.py",),
     "ray": ("test_submitter_ray.py", "test_submitter_rayjob.py", "test_prepare.py", "test_benchmarks.py"),
     "observability": ("test_observability_promql.py", "test_observability_prometheus.py",

@@ -1,8 +1,11 @@
 """The GPU proof's parts that need no GPU (the GPU runs themselves are docs/gpu-proof.md's, never CI's):
-the early exit where no GPU is, the rendering of the runs with the real Helm, and the step-line parser."""
+the early exit where no GPU is, the rendering of the runs with the real Helm (one node and two), the
+step-line parser, the checksummed parts the vLLM wheels travel in, and the import graph that chose them."""
 
 import json
+import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +18,7 @@ from support import tools
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "gpu"))
 
+import import_graph  # noqa: E402
 import proof  # noqa: E402
 import render_jobs  # noqa: E402
 
@@ -39,43 +43,159 @@ def test_gpu_targets_stop_early_without_a_gpu():
     assert "no NVIDIA GPU here" in done.stderr and "make gpu-wheels" in done.stderr
 
 
-def test_rendered_runs_change_only_paths_model_gpus_and_steps(tmp_path, monkeypatch):
-    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
-    render_jobs.render(ROOT, "smoke", render_jobs.RUNS["smoke"], 2, tmp_path / "smoke")
-    run = json.loads((tmp_path / "smoke" / "run.json").read_text())
-    proofed = overrides(json.loads((tmp_path / "smoke" / "job.json").read_text())["entrypoint"])
+def helm_template(values_file: str, *settings: str) -> list[dict]:
+    command = [str(tools.helm_binaries()["helm4"]), "template", "verl-ppo", str(ROOT / "charts/verl-ppo"),
+               "-f", str(ROOT / values_file)]
+    for setting in settings:
+        command += ["--set-string" if setting.startswith("ppo-job.verlVersion=") else "--set", setting]
+    return [o for o in yaml.safe_load_all(subprocess.run(command, check=True, capture_output=True, text=True).stdout) if o]
 
-    plain = subprocess.run([str(tools.helm_binaries()["helm4"]), "template", "verl-ppo", str(ROOT / "charts/verl-ppo"),
-                            "-f", str(ROOT / "values/h200-141g-x8.yaml"), "--set-string", "ppo-job.verlVersion=0.3.0.post1"],
-                           check=True, capture_output=True, text=True).stdout
-    config_map = next(o for o in yaml.safe_load_all(plain) if o and o["kind"] == "ConfigMap" and "job.json" in o["data"])
-    cluster = overrides(json.loads(config_map["data"]["job.json"])["entrypoint"])
+
+def cluster_overrides(objects: list[dict]) -> dict[str, str]:
+    config_map = next(o for o in objects if o["kind"] == "ConfigMap" and "job.json" in o["data"])
+    return overrides(json.loads(config_map["data"]["job.json"])["entrypoint"])
+
+
+def rendered(tmp_path, name: str, gpus: int, nodes: int = 1) -> tuple[dict, dict[str, str]]:
+    folder = tmp_path / render_jobs.run_folder(name, gpus, nodes)
+    render_jobs.render(ROOT, name, render_jobs.RUNS[name], gpus, folder, nodes)
+    run = json.loads((folder / "run.json").read_text())
+    assert (folder / "submitter.py").read_text() == (ROOT / "charts/verl-ppo/charts/ppo-job/files/submitter.py").read_text()
+    return run, overrides(json.loads((folder / "job.json").read_text())["entrypoint"])
+
+
+@pytest.mark.parametrize("name, version, adjusted", [
+    ("smoke", "0.3.0.post1", ADJUSTED),
+    # The vLLM profile keeps the chart's rollout engine: only paths, model, GPUs and steps may differ.
+    ("vllm-smoke", "0.9.1", ADJUSTED - {"actor_rollout_ref.rollout.name"}),
+])
+def test_rendered_runs_change_only_paths_model_gpus_and_steps(tmp_path, monkeypatch, name, version, adjusted):
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    run, proofed = rendered(tmp_path, name, 2)
+    cluster = cluster_overrides(helm_template("values/h200-141g-x8.yaml", f"ppo-job.verlVersion={version}"))
 
     changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
-    assert changed <= ADJUSTED
+    assert changed <= adjusted
+    assert run["profile"] == render_jobs.RUNS[name].profile
     assert proofed["trainer.total_training_steps"] == "3" and proofed["trainer.n_gpus_per_node"] == "2"
     assert proofed["trainer.default_local_dir"] == run["checkpoint_dir"] == \
         f"{render_jobs.MOUNT_PATH}/checkpoints/verl-ppo/gsm8k"
-    # The submitter and its environment are the chart's, with the downward-API fields resolved.
-    assert (tmp_path / "smoke" / "submitter.py").read_text() == \
-        (ROOT / "charts/verl-ppo/charts/ppo-job/files/submitter.py").read_text()
+    # The submitter's environment is the chart's, with the downward-API fields resolved.
     assert run["env"]["VERL_PPO_SUBMISSION_PREFIX"] == run["submitter_job"]
     assert run["env"]["VERL_PPO_EXPECTED_GPUS"] == "2"
 
 
+@pytest.mark.parametrize("name, version", [("two-node", "0.3.0.post1"), ("vllm-two-node", "0.9.1")])
+def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, monkeypatch, name, version):
+    """Issue 14: the run for a head and a worker raylet of one GPU each on one machine is the command the chart
+    renders for global.gpu.nodes=2, perNode=1 (the seed's shape with one GPU a node), and the Ray nodes the proof
+    starts are the RayCluster the chart renders for it."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    run, proofed = rendered(tmp_path, name, 1, nodes=2)
+    chart = helm_template("values/seed-2gpu.yaml", "global.gpu.nodes=2", "global.gpu.perNode=1",
+                          f"ppo-job.verlVersion={version}")
+    cluster = cluster_overrides(chart)
+    changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
+    assert changed <= ADJUSTED - {"trainer.nnodes", "trainer.n_gpus_per_node"}
+    assert (proofed["trainer.nnodes"], proofed["trainer.n_gpus_per_node"]) == ("2", "1")
+    assert (run["nodes"], run["gpus"], run["env"]["VERL_PPO_EXPECTED_GPUS"]) == (2, 1, "2")
+    ray_cluster = next(o for o in chart if o["kind"] == "RayCluster")["spec"]
+    head_gpus = ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+    workers = [(w["replicas"], w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+               for w in ray_cluster["workerGroupSpecs"]]
+    assert head_gpus == run["gpus"] and workers == [(run["nodes"] - 1, run["gpus"])]
+    # The proof's worker raylets each see their own GPU, as a pod would.
+    head = proof.RayHead(run["gpus"], run["nodes"])
+    assert [head.node_env(node)["CUDA_VISIBLE_DEVICES"] for node in range(2)] == ["0", "1"]
+
+
 def test_step_lines_give_steady_state_figures():
     log = "\n".join(
-        f"(TaskRunner pid=7) step:{n} - timing_s/gen:{gen:.3f} - perf/time_per_step:{seconds:.3f} - "
-        f"perf/total_num_tokens:76000.000 - perf/throughput:1.000 - perf/max_memory_allocated_gb:{n:.3f}"
-        for n, gen, seconds in ((1, 25.0, 40.0), (2, 9.0, 20.0), (3, 11.0, 22.0), (4, 30.0, 50.0)))
+        # veRL 0.9.1 logs the validation before training as step 0, without step timings.
+        ["(TaskRunnerV1 pid=7) step:0 - val-core/openai/gsm8k/acc/mean@1:np.float64(0.0)"] + [
+            f"(TaskRunner pid=7) step:{n} - timing_s/gen:{gen:.3f} - perf/time_per_step:{seconds:.3f} - "
+            f"perf/total_num_tokens:76000.000 - perf/throughput:1.000 - actor/perf/max_memory_allocated_gb:{n:.3f} - "
+            f"critic/perf/max_memory_allocated_gb:{n / 2:.3f} - response_length/mean:200.0"
+            for n, gen, seconds in ((1, 25.0, 40.0), (2, 9.0, 20.0), (3, 11.0, 22.0), (4, 30.0, 50.0))])
     steps = proof.step_metrics(log)
-    assert sorted(steps) == [1, 2, 3, 4]
+    assert sorted(steps) == [0, 1, 2, 3, 4]
     summary = proof.summarize({"steps": 4}, steps, [30000, 31000])
     # Steps 2 and 3 only: the first warms up, the last validates and writes the checkpoint.
-    assert summary["steady_steps"] == 2
-    assert summary["seconds_per_step"] == 21.0 and summary["timing_s"]["gen"] == 10.0
+    assert summary["training_steps"] == [1, 2, 3, 4] and summary["steady_steps"] == [2, 3]
+    assert summary["seconds_per_step"] == 21.0 and summary["timing_s"] == {"gen": 10.0}
     assert summary["tokens_per_second"] == round(76000 / 21.0, 1)
     assert summary["torch_max_allocated_gib"] == 4.0
+    entrypoint = "python3 -m verl.trainer.main_ppo 'data.train_batch_size=256' 'trainer.nnodes=1'"
+    assert proof.rollout_figures(entrypoint, summary)["rollout_tokens_per_second"] == round(256 * 200 / 10.0, 1)
+    # A run stopped after its first step keeps that step's figures, marked as the only one.
+    early = proof.summarize({"steps": 4}, {n: steps[n] for n in (0, 1)}, [])
+    assert early["steady_steps"] == [1] and early["seconds_per_step"] == 40.0
     slower = {**summary, "seconds_per_step": 42.0, "tokens_per_second": summary["tokens_per_second"] / 2}
-    comparison = proof.compare({"bench-generated": summary, "bench-seed": slower})
+    comparison = proof.compare(slower, summary)
     assert comparison["speedup_seconds_per_step"] == 2.0 and comparison["tokens_per_second_ratio"] == 2.0
+    both = proof.comparisons({"bench-generated": summary, "bench-seed": slower,
+                              "two-node@2x1": slower, "two-node@1x2": summary})
+    assert both["generated_vs_seed"] == comparison
+    assert both["two-node@2x1_vs_two-node@1x2"]["speedup_seconds_per_step"] == 0.5
+
+
+def test_parts_travel_checked_and_reassemble(tmp_path):
+    """gpu/parts.sh: packed where PyPI is, kept one command at a time on the GPU machine, reassembled there."""
+    bundle, work, carried = tmp_path / "bundle", tmp_path / "work", tmp_path / "carried"
+    (bundle / "wheels-vllm").mkdir(parents=True)
+    for name, size in (("a-1.0-py3-none-any.whl", 700_000), ("b-2.0-py3-none-any.whl", 1_900_000)):
+        (bundle / "wheels-vllm" / name).write_bytes(os.urandom(size))
+    env = {**os.environ, "GPU_PROFILE": "vllm", "GPU_WORK": str(work), "GPU_PART_MIB": "1"}
+
+    def parts(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", str(ROOT / "gpu/parts.sh"), *args], env=env, capture_output=True, text=True)
+
+    assert parts("pack", str(bundle), "vllm").returncode == 0
+    made = sorted((bundle / "parts-vllm").glob("*.part-*"))
+    assert len(made) == 3 and all(part.stat().st_size <= 2**20 for part in made)
+    for index, part in enumerate(made):  # one command per part: only that part and the sums travel
+        shutil.rmtree(carried, ignore_errors=True)
+        carried.mkdir()
+        shutil.copy(bundle / "parts-vllm" / "SHA256SUMS", carried)
+        shutil.copy(part, carried)
+        if index == 1:  # a part damaged on the way is refused and stays missing
+            (carried / part.name).write_bytes(b"x" + part.read_bytes()[1:])
+            refused = parts("keep", str(carried))
+            assert refused.returncode != 0 and "does not match" in refused.stderr
+            assert "carry the rest" in parts("assemble", str(tmp_path / "there")).stderr
+            shutil.copy(part, carried)
+        kept = parts("keep", str(carried))
+        assert kept.returncode == 0 and f"{index + 1} of 3 parts" in kept.stdout
+    assert "missing" not in kept.stdout
+    assert parts("assemble", str(tmp_path / "there")).returncode == 0
+    for wheel in (bundle / "wheels-vllm").iterdir():
+        assert (tmp_path / "there" / "wheels-vllm" / wheel.name).read_bytes() == wheel.read_bytes()
+
+
+def test_import_graph_reports_what_a_site_imports(tmp_path):
+    """gpu/import_graph.py over a made-up site: every kind of import, and LazyLoader's string imports."""
+    site = tmp_path / "site"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nimport json\nimport needed_a\nfrom . import sub\n"
+        "if TYPE_CHECKING:\n    import only_typing\nelse:\n    lazy = LazyLoader('lazy', globals(), 'needed_lazy')\n"
+        "if FLAG:\n    import maybe_b\n"
+        "try:\n    import optional_c\n    from pkg import extra\nexcept ImportError:\n    pass\n"
+        "def later():\n    import in_function_d\n")
+    (site / "pkg" / "sub.py").write_text("import needed_e.part\n")
+    (site / "pkg" / "extra.py").write_text("import needed_only_by_extra\n")
+    graph = import_graph.ImportGraph(site, follow_lazy=False)
+    graph.walk("pkg")
+    found = {kind: set(names) - set(sys.stdlib_module_names) for kind, names in graph.found.items()}
+    assert found["required"] == {"needed_a", "needed_e", "needed_lazy"}
+    assert found["conditional"] == {"maybe_b"}
+    # A local module reached only in a try block passes that on to what it imports.
+    assert found["guarded"] == {"optional_c", "needed_only_by_extra"}
+    assert "only_typing" not in set().union(*found.values()) and "in_function_d" not in set().union(*found.values())
+    assert graph.seen["pkg.sub"] == "required" and graph.seen["pkg.extra"] == "guarded"
+    lazy = import_graph.ImportGraph(site, follow_lazy=True)
+    lazy.walk("pkg")
+    assert "in_function_d" in lazy.found["required"]
+    # On the GPU machine: each module imported on its own, every missing name listed at once.
+    assert import_graph.import_each(["json", "no_such_module_here", "also.not_here"]) == {
+        "no_such_module_here": ["no_such_module_here"], "also": ["also.not_here"]}

@@ -1,10 +1,11 @@
-"""GPU proof only: run veRL 0.3's hard-coded flash_attention_2 models with PyTorch SDPA.
+"""GPU proof only: run models that veRL asks for with attn_implementation="flash_attention_2" on PyTorch SDPA.
 
-flash-attn has no wheel for the GPU machine's torch and cannot be built within one command there.
-veRL 0.3 asks transformers for attn_implementation="flash_attention_2"; when transformers'
-modeling_utils is first imported, this swaps its flash-attention check for one that picks "sdpa".
-Every Python process that Ray starts imports this file, because gpu/install.sh puts this folder on
-PYTHONPATH; nothing is imported eagerly.
+flash-attn has no wheel for the GPU machine's torch and cannot be built within one command there. veRL
+(0.3 hard-codes it, 0.9.1 defaults to it) asks transformers for flash_attention_2; when transformers'
+modeling_utils is first imported, this swaps the check that resolves the attention implementation for
+one that picks "sdpa" instead (transformers 4: _check_and_enable_flash_attn_2; transformers 5:
+_check_and_adjust_attn_implementation). Every Python process that Ray starts imports this file, because
+gpu/install.sh puts this folder on PYTHONPATH; nothing is imported eagerly.
 """
 
 from __future__ import annotations
@@ -17,11 +18,22 @@ _MODULE = "transformers.modeling_utils"
 
 
 def _use_sdpa_for_flash_attention(modeling_utils) -> None:
-    def check_and_enable_flash_attn_2(cls, config, *args, **kwargs):
-        config._attn_implementation = "sdpa"
-        return config
+    model = modeling_utils.PreTrainedModel
+    if hasattr(model, "_check_and_enable_flash_attn_2"):  # transformers 4
+        def check_and_enable_flash_attn_2(cls, config, *args, **kwargs):
+            config._attn_implementation = "sdpa"
+            return config
 
-    modeling_utils.PreTrainedModel._check_and_enable_flash_attn_2 = classmethod(check_and_enable_flash_attn_2)
+        model._check_and_enable_flash_attn_2 = classmethod(check_and_enable_flash_attn_2)
+        return
+    adjust = model._check_and_adjust_attn_implementation  # transformers 5
+
+    def check_and_adjust_attn_implementation(self, attn_implementation, *args, **kwargs):
+        if attn_implementation == "flash_attention_2":
+            attn_implementation = "sdpa"
+        return adjust(self, attn_implementation, *args, **kwargs)
+
+    model._check_and_adjust_attn_implementation = check_and_adjust_attn_implementation
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

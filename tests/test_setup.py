@@ -1,0 +1,123 @@
+"""Setup itself: the project venv (tools/venv.py) on Debian's externally managed python3, and the
+step runner (scripts/steps.sh) that says k of n, what it builds and how long it took last time,
+keeping build output in build/setup.log."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.paths import ROOT
+from tools.venv import project_venv
+
+DEBIAN_PYTHON = Path("/usr/bin/python3")
+
+
+def test_tests_run_in_the_project_venv():
+    assert Path(sys.prefix) == project_venv().directory, \
+        f"pytest runs in {sys.prefix}: run it as make test does, with `python3 -m tools.venv python`"
+
+
+def externally_managed() -> bool:
+    return DEBIAN_PYTHON.exists() and bool(glob.glob("/usr/lib/python3*/EXTERNALLY-MANAGED"))
+
+
+def with_debian_python_first() -> dict[str, str]:
+    return {**os.environ, "PATH": f"/usr/bin:{os.environ['PATH']}"}
+
+
+def debian_python(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["python3", "-c", code, *args], cwd=ROOT, env=with_debian_python_first(),
+                          capture_output=True, text=True, timeout=300)
+
+
+needs_debian = pytest.mark.skipif(not externally_managed(), reason="no externally managed /usr/bin/python3 here")
+
+
+@needs_debian
+def test_system_pip_refuses_and_the_venv_installs(tmp_path):
+    refused = debian_python("import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-m', 'pip', "
+                            "'install', '--dry-run', '--no-index', 'PyYAML']).returncode)")
+    assert refused.returncode != 0 and "externally-managed-environment" in refused.stdout + refused.stderr
+    made = debian_python("import sys; from pathlib import Path; from tools.venv import ProjectVenv, create; "
+                         "create(ProjectVenv(Path(sys.argv[1])))", str(tmp_path / "venv"))
+    assert made.returncode == 0, made.stderr
+    assert_working_pip(tmp_path / "venv")
+
+
+@needs_debian
+def test_pip_bootstrapped_where_ensurepip_is_missing(tmp_path):
+    """As on a Debian python3 without python3-venv: the environment made without pip gets it from a wheel."""
+    subprocess.run([str(DEBIAN_PYTHON), "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    assert not (tmp_path / "venv" / "bin" / "pip").exists()
+    made = debian_python("import sys; from pathlib import Path; from tools.venv import ProjectVenv, bootstrap_pip; "
+                         "bootstrap_pip(ProjectVenv(Path(sys.argv[1])))", str(tmp_path / "venv"))
+    assert made.returncode == 0, made.stderr
+    assert_working_pip(tmp_path / "venv")
+
+
+def assert_working_pip(venv: Path) -> None:
+    python = venv / "bin" / "python"
+    base = subprocess.run([str(python), "-c", "import sys; print(sys.base_prefix)"], capture_output=True, text=True)
+    assert base.stdout.strip() == "/usr"
+    # pip resolves an install there (from pip's own wheel, no index), where the system's pip refused one
+    pip = subprocess.run([str(python), "-m", "pip", "install", "--dry-run", "--no-index", "--no-deps", "pip"],
+                         capture_output=True, text=True, timeout=120)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+
+
+STEPS = """
+set -euo pipefail
+root=$1; cache=$root/cache
+source {steps}
+noisy_ready() {{ [ -f "$cache/noisy" ]; }}
+noisy_build() {{ for i in $(seq 200); do echo "go: downloading example.com/m$i v1.0.0" >&2; done; touch "$cache/noisy"; }}
+quiet_ready() {{ [ -f "$cache/quiet" ]; }}
+quiet_build() {{ touch "$cache/quiet"; }}
+broken_ready() {{ false; }}
+broken_build() {{ echo "the reason it broke"; false; echo "ran past a failure"; }}
+add_step noisy "a noisy build" noisy_ready noisy_build
+add_step quiet "a quiet one" quiet_ready quiet_build
+[ "${{2:-}}" = broken ] && add_step broken "a broken one" broken_ready broken_build
+run_steps
+"""
+
+
+def run_steps(root: Path, *args: str) -> subprocess.CompletedProcess:
+    (root / "cache").mkdir(parents=True, exist_ok=True)
+    script = STEPS.format(steps=ROOT / "scripts" / "steps.sh")
+    return subprocess.run(["bash", "-c", script, "steps", str(root), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_steps_say_k_of_n_and_keep_build_output_in_the_log(tmp_path):
+    first = run_steps(tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "setup [1/2] a noisy build: building (first build here) ..." in first.stdout
+    assert re.search(r"^setup \[2/2\] a quiet one: built in \d+s$", first.stdout, re.M), first.stdout
+    assert "go: downloading" not in first.stdout + first.stderr
+    assert (tmp_path / "build" / "setup.log").read_text().count("go: downloading") == 200
+    recorded = int((tmp_path / "cache" / "timings" / "noisy").read_text())
+
+    again = run_steps(tmp_path)
+    assert "setup: all 2 steps cached" in again.stdout and "setup [1/2] a noisy build: cached" in again.stdout
+
+    (tmp_path / "cache" / "noisy").unlink()  # a new pin: the step builds again, and says how long it took before
+    rebuilt = run_steps(tmp_path)
+    assert "setup: 1 of 2 steps to build" in rebuilt.stdout
+    assert f"1 of those took {recorded}s together last time" in rebuilt.stdout
+    assert f"setup [1/2] a noisy build: building (last time {recorded}s) ..." in rebuilt.stdout
+
+
+def test_a_failed_step_stops_setup_and_shows_its_log(tmp_path):
+    failed = run_steps(tmp_path, "broken")
+    assert failed.returncode == 1
+    log = tmp_path / "build" / "setup.log"
+    assert "setup [3/3] a broken one: FAILED" in failed.stderr and str(log) in failed.stderr
+    assert "the reason it broke" in failed.stderr
+    assert "ran past a failure" not in log.read_text(), "errexit was off inside the step"

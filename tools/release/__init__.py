@@ -1,0 +1,1 @@
+"""Releasing the chart: the package users install (package.py) and the version policy (versions.py)."""
