@@ -23,6 +23,7 @@ FRAMEWORKS = ["ray.io/rayjob", "ray.io/raycluster"]
 SERVED = ("-kueue-x-k8s-io-", "-ray-io-v1-rayjob", "-ray-io-v1-raycluster")
 HOST = "127.0.0.1"
 FLAVOR = "default-flavor"
+METRICS_CERTS = Path("/etc/kueue/metrics/certs")
 
 
 def _configuration(webhook_port: int, probe_port: int, cert_dir: Path) -> dict:
@@ -69,7 +70,13 @@ def start_kueue(cluster: LocalCluster) -> None:
     api = cluster.api()
     install_crds(api, sorted(files.glob("kueue.x-k8s.io_*.yaml")))
     client.CoreV1Api(api).create_namespace({"metadata": {"name": NAMESPACE}})
+    # Without its internal certificate management Kueue reads a metrics certificate from a fixed path,
+    # even with metrics off: in a mount namespace of its own that path shows our certificate directory
+    # (the host keeps an empty directory there, nothing else).
+    METRICS_CERTS.mkdir(parents=True, exist_ok=True)
     processes.start(cluster.state, "kueue", [
+        "unshare", "--mount", "--propagation", "private", "sh", "-c",
+        f'mount --bind "$0" {METRICS_CERTS} && exec "$@"', str(cert_dir),
         str(cluster.parts.kueue), f"--config={config_file}", f"--kubeconfig={cluster.kubeconfig}",
         # The on-demand visibility API would bind a fixed port; the tests read Workloads instead.
         "--feature-gates=VisibilityOnDemand=false",
