@@ -132,6 +132,6 @@ def test_queued_rayjob_runs_when_the_first_finishes(kueue, helm):
                                lambda: rayjob(api, first, RELEASE).get("status", {}).get("jobDeploymentStatus") == "Failed"
                                and not rayclusters(api, first), 180)
             wait_ready(kueue, second)
-            assert rayjob(api, second, RELEASE)["spec"]["suspend"] is False
+            assert not rayjob(api, second, RELEASE)["spec"].get("suspend")
         finally:
             delete_cluster_queue(api, "jobs")
