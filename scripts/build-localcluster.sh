@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the parts of the local cluster (test tier 6, `make demo`) from the package registries:
 # kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
-# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok and the KubeRay operator from
-# its Go module. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
+# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok, the KubeRay operator and Kueue's
+# controller from their Go modules. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
 # reused. Builds run under `nice` with few parallel jobs: the machines have 2 cores shared with
 # other work. setup.sh sources this file for its steps (scripts/steps.sh); run alone, it runs them.
 set -euo pipefail
@@ -92,6 +92,17 @@ kwok_ready() { [ -x "$bin/kwok-$KWOK_VERSION" ]; }
 build_kwok() { build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"; }
 kuberay_operator_ready() { [ -x "$bin/kuberay-operator-$KUBERAY_VERSION" ]; }
 build_kuberay_operator() { build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"; }
+# Kueue (the queue tests): only the controller's main package, not the module's kueuectl, kueueviz or
+# importer; beside it its CRDs and webhook configurations (the tests point them at the local controller).
+kueue_ready() { [ -x "$bin/kueue-$KUEUE_VERSION" ] && [ -f "$cache/kueue-$KUEUE_VERSION/manifests.yaml" ]; }
+build_kueue() {
+  local kueue
+  kueue=$(module_dir sigs.k8s.io/kueue "$KUEUE_VERSION")
+  mkdir -p "$cache/kueue-$KUEUE_VERSION"
+  install -m 0644 "$kueue"/config/components/crd/bases/kueue.x-k8s.io_*.yaml \
+    "$kueue/config/components/webhook/manifests.yaml" "$cache/kueue-$KUEUE_VERSION/"
+  build_go_binary kueue sigs.k8s.io/kueue/cmd/kueue "$KUEUE_VERSION"
+}
 
 # Files the cluster reads at start: every KubeRay CRD (the operator watches all four kinds) and
 # kwok's "fast" stages (nodes Ready at once; pods Running and Ready, Job pods complete, deleted pods go).
@@ -114,6 +125,7 @@ add_step etcd "etcd $ETCD_VERSION from go.etcd.io/etcd/server/v3" etcd_ready bui
 add_step kubernetes "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION (one go build, the longest step)" kubernetes_ready build_kubernetes
 add_step kwok "kwok $KWOK_VERSION" kwok_ready build_kwok
 add_step kuberay-operator "KubeRay operator $KUBERAY_VERSION" kuberay_operator_ready build_kuberay_operator
+add_step kueue "Kueue $KUEUE_VERSION controller (cmd/kueue) and its CRDs" kueue_ready build_kueue
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   run_steps

@@ -288,6 +288,24 @@ CASES = [
     Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
          mentions=["raycluster.credentials.wandb.secretName"]),
     Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
+    # RayJob mode and queues (KubeRay's and Kueue's own refusals, caught before anything is applied).
+    Case("unknown-mode", {"global": {"mode": "Job"}}, "global.mode", layer="schema"),
+    Case("rayjob-without-its-submitter", {"global": {"mode": "RayJob"}, "ppo-job": {"enabled": False}}, "global.mode"),
+    Case("rayjob-queued-keeps-its-cluster", {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a"}},
+                                             **job(rayJob={"shutdownAfterJobFinishes": False})},
+         "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    Case("rayjob-ttl-without-shutdown", {"global": {"mode": "RayJob"},
+                                         **job(rayJob={"shutdownAfterJobFinishes": False, "ttlSecondsAfterFinished": 60})},
+         "ppo-job.rayJob.ttlSecondsAfterFinished"),
+    Case("rayjob-deletion-rules-and-shutdown", {"global": {"mode": "RayJob"}, **job(rayJob={"deletionStrategy": {
+        "deletionRules": [{"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED"}}]}})},
+         "ppo-job.rayJob.deletionStrategy"),
+    Case("rayjob-foreign-dashboard", {"global": {"mode": "RayJob"}, **job(dashboardURL="http://other-head-svc:8265")},
+         "ppo-job.dashboardURL"),
+    Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
+        "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
+    Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
+         "raycluster.queue.workloadPriorityClass"),
 ]
 
 

@@ -15,7 +15,7 @@ from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
 from tools.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes
 from tools.localcluster.parts import parts
-from tools.localcluster.release import POD_MONITORS, RAY, Helm, create_namespace, prepare, raycluster_ready
+from tools.localcluster.release import POD_MONITORS, RAY, RAY_JOBS, Helm, create_namespace, prepare, raycluster_ready
 
 # Namespace whose Pod Security level is `restricted`: pods are dry-run created there to show they pass it.
 RESTRICTED_NAMESPACE = "pss-restricted"
@@ -102,7 +102,7 @@ def leftovers(api: client.ApiClient, namespace: str) -> list[str]:
     found += [f"NetworkPolicy/{o.metadata.name}"
               for o in client.NetworkingV1Api(api).list_namespaced_network_policy(namespace).items]
     found += [f"Ingress/{o.metadata.name}" for o in client.NetworkingV1Api(api).list_namespaced_ingress(namespace).items]
-    for group, version, plural in (RAY, POD_MONITORS):
+    for group, version, plural in (RAY, RAY_JOBS, POD_MONITORS):
         found += [f"{plural}/{o['metadata']['name']}"
                   for o in custom.list_namespaced_custom_object(group, version, namespace, plural)["items"]]
     return sorted(found)

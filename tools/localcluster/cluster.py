@@ -16,7 +16,7 @@ from tools.localcluster import pki, processes
 from tools.localcluster.parts import Parts, parts
 
 # Stop order: the clients of the apiserver first, etcd last.
-STOP_ORDER = ["kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
+STOP_ORDER = ["kueue", "kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
 SERVICE_RANGE = "10.96.0.0/16"
 # Marks the nodes kwok plays (its --manage-nodes-with-annotation-selector).
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")

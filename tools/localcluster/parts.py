@@ -17,6 +17,8 @@ class Parts:
     scheduler: Path
     kwok: Path
     kuberay_operator: Path
+    kueue: Path
+    kueue_files: Path  # Kueue's CRDs and webhook manifests (build-localcluster.sh copies them from its module)
     helm: Path
     kwok_stages: list[Path]
     crds: list[Path]
@@ -24,7 +26,7 @@ class Parts:
     def missing(self) -> list[Path]:
         """What scripts/build-localcluster.sh has not (yet) put in place."""
         files = [self.etcd, self.apiserver, self.controller_manager, self.scheduler, self.kwok,
-                 self.kuberay_operator, self.helm]
+                 self.kuberay_operator, self.kueue, self.kueue_files / "manifests.yaml", self.helm]
         absent = [path for path in files if not path.exists()]
         if not self.kwok_stages:
             absent.append(kwok_stages_dir())
@@ -47,6 +49,8 @@ def parts(helm: str = "helm4") -> Parts:
         scheduler=bin_dir / f"kube-scheduler-{kube}",
         kwok=bin_dir / f"kwok-{versions['KWOK_VERSION']}",
         kuberay_operator=bin_dir / f"kuberay-operator-{versions['KUBERAY_VERSION']}",
+        kueue=bin_dir / f"kueue-{versions['KUEUE_VERSION']}",
+        kueue_files=tool_cache() / f"kueue-{versions['KUEUE_VERSION']}",
         helm=bin_dir / helm,
         kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
         # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.

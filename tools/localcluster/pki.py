@@ -1,5 +1,6 @@
 """Certificates and keys of the local cluster: one CA, the apiserver's serving certificate, an
-admin client certificate (group system:masters) and the service-account signing key."""
+admin client certificate (group system:masters) and the service-account signing key; and for a
+webhook server (Kueue's) a CA and serving certificate of its own."""
 
 from __future__ import annotations
 
@@ -75,3 +76,23 @@ def write_pki(directory: Path) -> None:
     _write_key(directory / "sa.key", sa_key)
     (directory / "sa.pub").write_bytes(sa_key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+
+
+def write_webhook_pki(directory: Path, host: str) -> bytes:
+    """A CA of its own and a serving certificate for a webhook server on `host` (an IP address):
+    tls.crt and tls.key in directory, as controller-runtime's webhook server reads them. Returns the
+    CA certificate (PEM) for the webhook configurations' caBundle."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = _name("verl-ppo-localcluster-webhook-ca")
+    ca = (_builder(ca_name, ca_name, ca_key.public_key())
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (_builder(_name(host), ca_name, key.public_key())
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    _write_key(directory / "tls.key", key)
+    _write_cert(directory / "tls.crt", cert)
+    return ca.public_bytes(serialization.Encoding.PEM)

@@ -81,11 +81,19 @@ def stop_all(state: Path, order: list[str]) -> list[str]:
     names = [name for name in order if (pid_dir / name).exists()]
     names += sorted(path.name for path in pid_dir.iterdir() if path.name not in names)
     for name in names:
-        pid = _recorded(pid_dir / name)
-        if pid:
-            stop_pid(pid)
-        (pid_dir / name).unlink()
+        stop_one(state, name)
     return names
+
+
+def stop_one(state: Path, name: str) -> None:
+    """Stops the process started as name (if it still runs) and forgets its pid file."""
+    pid_file = state / "pids" / name
+    if not pid_file.exists():
+        return
+    pid = _recorded(pid_file)
+    if pid:
+        stop_pid(pid)
+    pid_file.unlink()
 
 
 def running(state: Path) -> dict[str, bool]:

@@ -14,6 +14,7 @@ from tools.localcluster.parts import ROOT
 
 CHART = ROOT / "charts" / "verl-ppo"
 RAY = ("ray.io", "v1", "rayclusters")
+RAY_JOBS = ("ray.io", "v1", "rayjobs")
 POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
 # Label the chart puts on every object and pod of a release (its selector labels).
 RELEASE_LABEL = "app.kubernetes.io/instance"
@@ -86,6 +87,10 @@ def ray_pods(api: client.ApiClient, namespace: str, release: str) -> list[client
 
 def rayclusters(api: client.ApiClient, namespace: str) -> list[dict]:
     return client.CustomObjectsApi(api).list_namespaced_custom_object(*RAY[:2], namespace, RAY[2])["items"]
+
+
+def rayjob(api: client.ApiClient, namespace: str, name: str) -> dict:
+    return client.CustomObjectsApi(api).get_namespaced_custom_object(*RAY_JOBS[:2], namespace, RAY_JOBS[2], name)
 
 
 def raycluster_ready(api: client.ApiClient, namespace: str) -> bool:

@@ -20,6 +20,11 @@ On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or 
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
 and the Job's next pod re-attaches. Without an API token it never stops the run on SIGTERM.
 
+Under a KubeRay RayJob (the chart's RayJob mode) KubeRay names the run's one submission id
+(RAY_JOB_SUBMISSION_ID, new for each RayJob retry and its new cluster): the submitter submits under
+exactly that id unless it exists (a retried pod re-attaches), makes one attempt, and leaves stopping
+the run to KubeRay (it stops the job when the RayJob is deleted); the RayJob's outcome is then ours.
+
 With --check (the chart's helm test) it only waits for the cluster's GPUs and exits.
 With --stop (the chart's pre-delete hook) it stops every active Ray job of the release's family,
 so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
@@ -52,6 +57,7 @@ class Settings:
     job_spec: dict[str, Any]
     submission_family: str  # every run of the release: <family>-<spec hash>-a<attempt>
     submission_prefix: str  # this run: the Job's name, <family>-<spec hash>
+    submission_id: str  # under a KubeRay RayJob: the one id KubeRay follows (RAY_JOB_SUBMISSION_ID); else ""
     expected_gpus: float
     wait_timeout_seconds: float
     max_attempts: int
@@ -70,6 +76,7 @@ class Settings:
             job_spec=job_spec,
             submission_family=os.environ["VERL_PPO_SUBMISSION_FAMILY"],
             submission_prefix=os.environ.get("VERL_PPO_SUBMISSION_PREFIX", ""),
+            submission_id=os.environ.get("RAY_JOB_SUBMISSION_ID", ""),
             expected_gpus=float(os.environ["VERL_PPO_EXPECTED_GPUS"]),
             wait_timeout_seconds=float(os.environ.get("VERL_PPO_WAIT_TIMEOUT_SECONDS", "1800")),
             max_attempts=int(os.environ.get("VERL_PPO_MAX_ATTEMPTS", "3")),
@@ -341,7 +348,10 @@ def raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-def on_terminate(api: RayJobsAPI, kube: KubeJob, settings: Settings) -> int:
+def on_terminate(api: RayJobsAPI, kube: KubeJob | None, settings: Settings) -> int:
+    if kube is None:
+        log("terminating: KubeRay's RayJob owns the run (deleting the RayJob stops it); the Ray job keeps running")
+        return 143
     ended, why = kube.ended_by_user()
     if not ended:
         log(f"terminating: {why}; the Ray job keeps running and the Job's next pod re-attaches")
@@ -354,13 +364,26 @@ def on_terminate(api: RayJobsAPI, kube: KubeJob, settings: Settings) -> int:
     return 143
 
 
+def given_submission(api: RayJobsAPI, submission_id: str) -> tuple[str, bool]:
+    """KubeRay's id for the run: (id, whether it must be submitted), re-attaching when it exists."""
+    for job in api.list_jobs():
+        if job.get("submission_id") == submission_id:
+            log(f"re-attaching to {submission_id} ({job.get('status')})")
+            return submission_id, False
+    return submission_id, True
+
+
 def submit_once(api: RayJobsAPI, settings: Settings) -> str:
-    submission_id, must_submit = choose_submission(api, settings)
+    if settings.submission_id:  # a RayJob's own cluster: one run, under KubeRay's id
+        submission_id, must_submit = given_submission(api, settings.submission_id)
+    else:
+        submission_id, must_submit = choose_submission(api, settings)
+        if must_submit:
+            # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
+            stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
+                        keep_prefix=settings.submission_prefix)
     if not must_submit:
         return submission_id
-    # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
-    stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
-                keep_prefix=settings.submission_prefix)
     try:
         api.submit(submission_id, settings.job_spec)
         log(f"submitted {submission_id}")
@@ -391,10 +414,10 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
         wait_for_cluster(api, settings)
         return 0
-    if not settings.submission_prefix:
+    if not settings.submission_prefix and not settings.submission_id:
         log("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
         return 2
-    kube = KubeJob(os.environ.get("VERL_PPO_NAMESPACE", ""), settings.submission_prefix)
+    kube = None if settings.submission_id else KubeJob(os.environ.get("VERL_PPO_NAMESPACE", ""), settings.submission_prefix)
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
         return run(api, settings)

@@ -9,6 +9,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.algorithm" . -}}
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepare" . -}}
+{{- include "ppo-job.rules.rayJob" . -}}
 {{- end -}}
 
 {{- define "ppo-job.rules.batch" -}}
@@ -164,6 +165,23 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "sets a key the chart already renders from values" "fix" (printf "set the matching %s value instead (see the ppo-job README)" (trimSuffix "." (default "ppo-job" $.prefix)))) -}}
 {{- else if has $key $twins -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" (printf "conflicts with %s_per_gpu, which the chart sets: veRL accepts only one of the two" $key) "fix" "set the per-GPU value in ppo-job instead") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* RayJob mode: KubeRay's own constraints on its deletion settings, and the submitter meets the RayJob's cluster. */}}
+{{- define "ppo-job.rules.rayJob" -}}
+{{- if include "verl-ppo.rayJobMode" . -}}
+{{- $p := .prefix -}}
+{{- $r := .Values.rayJob -}}
+{{- if and (gt (int $r.ttlSecondsAfterFinished) 0) (not $r.shutdownAfterJobFinishes) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srayJob.ttlSecondsAfterFinished" $p) "value" $r.ttlSecondsAfterFinished "problem" "delays a cluster deletion that shutdownAfterJobFinishes=false never makes (KubeRay refuses the RayJob)" "fix" (printf "--set %srayJob.shutdownAfterJobFinishes=true, or --set %srayJob.ttlSecondsAfterFinished=0" $p $p)) -}}
+{{- end -}}
+{{- if and $r.deletionStrategy $r.shutdownAfterJobFinishes -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srayJob.deletionStrategy" $p) "value" (toJson $r.deletionStrategy) "problem" "replaces shutdownAfterJobFinishes, which is true: KubeRay accepts only one of the two" "fix" (printf "--set %srayJob.shutdownAfterJobFinishes=false, or --set %srayJob.deletionStrategy=null" $p $p)) -}}
+{{- end -}}
+{{- with .Values.dashboardURL -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sdashboardURL" $p) "value" . "problem" "names another cluster, but a RayJob's submitter submits to the cluster KubeRay creates for it" "fix" (printf "--set %sdashboardURL='' in RayJob mode, or --set global.mode=RayCluster to submit to that cluster" $p)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -1,16 +1,19 @@
 {{/* The submitter Job's pod template. Its text is part of the Job's name (ppo-job.jobName), so it
-     holds nothing that depends on that name: the pod learns it from its job-name label. */}}
+     holds nothing that depends on that name: the pod learns it from its job-name label.
+     In RayJob mode it is the RayJob's submitterPodTemplate: KubeRay adds RAY_JOB_SUBMISSION_ID, the one
+     submission id of the run on that cluster, and stops the run when the RayJob is deleted. */}}
 {{- define "ppo-job.submitterPod" -}}
 {{- $v := .Values -}}
 {{- $inputs := include "ppo-job.inputs" . | fromJsonArray -}}
 {{- $resumeCheckDir := include "ppo-job.resumeCheckDir" . -}}
+{{- $ownJob := not (include "verl-ppo.rayJobMode" .) -}}
 metadata:
   labels:
     {{- include "verl-ppo.selectorLabels" (dict "ctx" $ "component" "ppo-job") | nindent 4 }}
     {{- include "verl-ppo.releasePodLabel" . | nindent 4 }}
 spec:
   restartPolicy: Never
-  {{- if $v.submitter.stopOnJobDelete }}
+  {{- if and $ownJob $v.submitter.stopOnJobDelete }}
   # A token that may read this one Job: on SIGTERM the submitter tells a deleted Job (stop the run) from an eviction.
   serviceAccountName: {{ include "ppo-job.serviceAccountName" . }}
   automountServiceAccountToken: true
@@ -27,6 +30,7 @@ spec:
       command: ["python3", "/etc/verl-ppo/submitter.py"]
       env:
         {{- include "ppo-job.submitterEnv" . | nindent 8 }}
+        {{- if $ownJob }}
         - name: VERL_PPO_SUBMISSION_PREFIX
           valueFrom:
             fieldRef:
@@ -35,6 +39,7 @@ spec:
           valueFrom:
             fieldRef:
               fieldPath: metadata.namespace
+        {{- end }}
         - name: VERL_PPO_WAIT_TIMEOUT_SECONDS
           value: {{ include "verl-ppo.scalar" $v.submitter.waitTimeoutSeconds | quote }}
         - name: VERL_PPO_MAX_ATTEMPTS

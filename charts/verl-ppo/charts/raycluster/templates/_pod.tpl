@@ -10,6 +10,9 @@ metadata:
   labels:
     {{- include "verl-ppo.selectorLabels" (dict "ctx" $ctx "component" (printf "ray-%s" .role)) | nindent 4 }}
     {{- include "verl-ppo.releasePodLabel" $ctx | nindent 4 }}
+    {{- if include "verl-ppo.rayJobMode" $ctx }}
+    {{- include "verl-ppo.rayPodSelector" $ctx | nindent 4 }}
+    {{- end }}
     {{- with .node.labels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

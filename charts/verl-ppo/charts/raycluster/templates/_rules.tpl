@@ -5,6 +5,7 @@
 {{- include "raycluster.rules.exposure" . -}}
 {{- include "raycluster.rules.observability" . -}}
 {{- include "raycluster.rules.env" . -}}
+{{- include "raycluster.rules.queue" . -}}
 {{- range $name, $value := .Values.nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%snccl.%s" $.prefix $name) "value" $value "problem" "is not an NCCL_* variable" "fix" (printf "put other variables in %senv" $.prefix)) -}}
@@ -101,4 +102,51 @@
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* Kueue's own refusals of a queued RayCluster or RayJob, and a release larger than its ClusterQueue's whole GPU
+     quota (read from the cluster with lookup on install and upgrade; helm template has no cluster and skips it). */}}
+{{- define "raycluster.rules.queue" -}}
+{{- $p := .prefix -}}
+{{- $q := .Values.queue -}}
+{{- if and $q.workloadPriorityClass (not $q.kueue) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%squeue.workloadPriorityClass" $p) "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" (printf "--set %squeue.kueue=<LocalQueue>, or --set %squeue.workloadPriorityClass=''" $p $p)) -}}
+{{- end -}}
+{{- with $q.kueue -}}
+{{- if $.Values.worker.autoscaling.enabled -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.autoscaling.enabled" $p) "value" true "problem" "is refused by Kueue for a queued cluster (unless its workload slicing is on): it admits a fixed size" "fix" (printf "--set %sworker.autoscaling.enabled=false, or --set %squeue.kueue=''" $p $p)) -}}
+{{- end -}}
+{{- if eq $.Values.worker.groupName "head" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.groupName" $p) "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" (printf "--set %sworker.groupName=workergroup" $p)) -}}
+{{- end -}}
+{{- include "raycluster.rules.queueQuota" (dict "state" $.state "prefix" $p "Values" $.Values "Release" $.Release "queue" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "raycluster.rules.queueQuota" -}}
+{{- $localQueue := lookup "kueue.x-k8s.io/v1beta2" "LocalQueue" .Release.Namespace .queue -}}
+{{- with $localQueue -}}
+{{- $clusterQueue := lookup "kueue.x-k8s.io/v1beta2" "ClusterQueue" "" .spec.clusterQueue -}}
+{{- /* A ClusterQueue in a cohort may borrow beyond its own quota: only a lone one has a hard ceiling. */ -}}
+{{- if and $clusterQueue (not $clusterQueue.spec.cohortName) -}}
+{{- $quota := include "raycluster.queueGpuQuota" (dict "clusterQueue" $clusterQueue "resource" $.Values.global.gpu.resourceName) | int -}}
+{{- $gpus := include "verl-ppo.totalGpus" $ | int -}}
+{{- if gt $gpus $quota -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%squeue.kueue" $.prefix) "value" $.queue "problem" (printf "leads to ClusterQueue %s, whose whole quota is %d %s: this release needs %d (global.gpu.nodes x global.gpu.perNode), so Kueue would never admit it and it would wait forever" $clusterQueue.metadata.name $quota $.Values.global.gpu.resourceName $gpus) "fix" (printf "fit the quota (e.g. fewer global.gpu.nodes), ask for a larger quota, or name another LocalQueue: --set %squeue.kueue=<LocalQueue>" $.prefix)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* GPUs a ClusterQueue may ever admit: the nominal quota of the GPU resource over all its flavors. */}}
+{{- define "raycluster.queueGpuQuota" -}}
+{{- $total := 0 -}}
+{{- range .clusterQueue.spec.resourceGroups -}}
+{{- range .flavors -}}
+{{- range .resources -}}
+{{- if eq .name $.resource }}{{ $total = add $total (div (include "verl-ppo.cpuMillis" .nominalQuota | int64) 1000) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $total -}}
 {{- end -}}

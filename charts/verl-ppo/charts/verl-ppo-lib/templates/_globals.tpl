@@ -24,6 +24,12 @@ defaults when the subchart is installed alone). Call with any chart context (nee
 {{- sub (include "verl-ppo.gpuNodes" . | int) (ternary 1 0 .trainsOnHead) -}}
 {{- end -}}
 
+{{/* "true" when the release runs as a KubeRay RayJob (global.mode): KubeRay creates a RayCluster for the
+     run, starts our submitter as the RayJob's submitter and removes the cluster after; else "". */}}
+{{- define "verl-ppo.rayJobMode" -}}
+{{- if eq (.Values.global.mode | default "RayCluster") "RayJob" -}}true{{- end -}}
+{{- end -}}
+
 {{- define "verl-ppo.tensorboardEnabled" -}}
 {{- if .Values.global.tensorboard.enabled -}}true{{- end -}}
 {{- end -}}

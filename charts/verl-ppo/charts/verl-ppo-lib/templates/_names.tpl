@@ -11,12 +11,25 @@ umbrella chart and each subchart compute the same names.
 {{- default .Release.Name $global.fullnameOverride -}}
 {{- end -}}
 
-{{/* RayCluster name; KubeRay derives the head Service and pod names from it. */}}
+{{/* RayCluster name (in RayJob mode the RayJob's); KubeRay derives the head Service and pod names from it. */}}
 {{- define "verl-ppo.clusterName" -}}
 {{- include "verl-ppo.fullname" . -}}
 {{- end -}}
 
-{{/* Head Service KubeRay creates for the RayCluster. */}}
+{{/* Label a RayJob's Ray pods carry (their cluster's name is KubeRay's, <RayJob>-<random>): its value is the RayJob's name. */}}
+{{- define "verl-ppo.rayJobPodLabel" -}}verl-ppo.io/ray-job{{- end -}}
+
+{{/* Labels that select the release's Ray pods (YAML map): by their RayCluster's name, or in RayJob mode by the RayJob's. */}}
+{{- define "verl-ppo.rayPodSelector" -}}
+{{- if include "verl-ppo.rayJobMode" . -}}
+{{ include "verl-ppo.rayJobPodLabel" . }}: {{ include "verl-ppo.clusterName" . }}
+{{- else -}}
+ray.io/cluster: {{ include "verl-ppo.clusterName" . }}
+{{- end -}}
+{{- end -}}
+
+{{/* Head Service KubeRay creates for the RayCluster; for a RayJob it names the Service <RayJob>-head-svc too,
+     pointing at whichever cluster runs the job, so in both modes the name is stable. */}}
 {{- define "verl-ppo.headServiceName" -}}
 {{- printf "%s-head-svc" (include "verl-ppo.clusterName" .) -}}
 {{- end -}}

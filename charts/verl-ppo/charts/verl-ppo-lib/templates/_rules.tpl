@@ -78,8 +78,29 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
 {{- end -}}
 {{- end -}}
+{{- include "verl-ppo.rules.rayJobMode" . -}}
 {{- $path := $global.tensorboard.ingressPath -}}
 {{- if and $path .umbrella (not (hasKey .present "observability")) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard's Service, which observability.enabled=false does not create" "fix" "--set observability.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* RayJob mode: the umbrella renders the RayJob from both components' values; a queued RayJob must free its cluster. */}}
+{{- define "verl-ppo.rules.rayJobMode" -}}
+{{- if include "verl-ppo.rayJobMode" . -}}
+{{- $missing := list -}}
+{{- range $name := list "raycluster" "ppo-job" -}}
+{{- if not (hasKey $.present $name) }}{{ $missing = append $missing $name }}{{ end -}}
+{{- end -}}
+{{- if not .umbrella -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.mode" "value" "RayJob" "problem" "needs the umbrella chart: its RayJob embeds the raycluster component's cluster spec and the ppo-job component's submitter" "fix" "install charts/verl-ppo with --set global.mode=RayJob, or keep --set global.mode=RayCluster here") -}}
+{{- else if $missing -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.mode" "value" "RayJob" "problem" (printf "needs both the raycluster and the ppo-job components; %s is disabled" (join " and " $missing)) "fix" (printf "--set %s.enabled=true, or --set global.mode=RayCluster" (first $missing))) -}}
+{{- else -}}
+{{- $queue := (get .present "raycluster").queue.kueue -}}
+{{- if and $queue (not (get .present "ppo-job").rayJob.shutdownAfterJobFinishes) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rayJob.shutdownAfterJobFinishes" "value" false "problem" (printf "is false while raycluster.queue.kueue (%s) queues the RayJob: Kueue refuses a queued RayJob whose cluster would outlive the run and hold the queue's GPUs" $queue) "fix" "--set ppo-job.rayJob.shutdownAfterJobFinishes=true (and drop ppo-job.rayJob.deletionStrategy), or --set raycluster.queue.kueue=''") -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

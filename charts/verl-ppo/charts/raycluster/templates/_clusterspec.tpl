@@ -1,0 +1,57 @@
+{{/*
+The RayCluster's spec (head group, GPU worker group), built once: the RayCluster of RayCluster mode
+and the rayClusterSpec of the RayJob (global.mode=RayJob) are both this. Call with the raycluster
+component's context (its values, with global, and .Release).
+*/}}
+{{- define "raycluster.clusterSpec" -}}
+{{- $workers := include "verl-ppo.workerReplicas" (dict "Values" .Values "trainsOnHead" .Values.head.trainsOnHead) | int -}}
+{{- $autoscaling := .Values.worker.autoscaling -}}
+{{- $gpusPerNode := include "verl-ppo.gpusPerNode" . | int -}}
+{{- with .Values.rayVersion }}
+rayVersion: {{ . | quote }}
+{{- end }}
+{{- if $autoscaling.enabled }}
+enableInTreeAutoscaling: true
+{{- end }}
+headGroupSpec:
+  serviceType: {{ .Values.head.serviceType }}
+  {{- /* Keys are option names (the schema); each value is one shell word of KubeRay's `ray start` line (verl-ppo.shellWord). */}}
+  rayStartParams:
+    {{- $params := dict "dashboard-host" "0.0.0.0" }}
+    {{- if .Values.tracing.startupHook.enabled }}
+    {{- $_ := set $params "tracing-startup-hook" .Values.tracing.startupHook.hook }}
+    {{- end }}
+    {{- range $key, $value := mergeOverwrite $params (.Values.head.rayStartParams | default dict) }}
+    {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
+    {{- end }}
+  template:
+    {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "head" "node" .Values.head "gpus" (ternary $gpusPerNode 0 .Values.head.trainsOnHead)) | nindent 4 }}
+workerGroupSpecs:
+  - groupName: {{ .Values.worker.groupName }}
+    replicas: {{ $workers }}
+    minReplicas: {{ ternary $autoscaling.minReplicas $workers $autoscaling.enabled }}
+    maxReplicas: {{ ternary $autoscaling.maxReplicas $workers $autoscaling.enabled }}
+    # The tracing hook is a head option: Ray hands it to every worker through the GCS.
+    rayStartParams:
+      {{- range $key, $value := .Values.worker.rayStartParams }}
+      {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
+      {{- else }} {}
+      {{- end }}
+    template:
+      {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "worker" "node" .Values.worker "gpus" $gpusPerNode) | nindent 6 }}
+{{- end -}}
+
+{{/* Queue labels of the object Kueue or Volcano schedules (the RayCluster, or the RayJob in RayJob mode). */}}
+{{- define "raycluster.queueLabels" -}}
+{{- with .Values.queue.kueue }}
+kueue.x-k8s.io/queue-name: {{ . | quote }}
+{{- end }}
+{{- with .Values.queue.workloadPriorityClass }}
+kueue.x-k8s.io/priority-class: {{ . | quote }}
+{{- end }}
+{{- with .Values.queue.volcano }}
+# KubeRay's volcano batch scheduler gang-schedules head and workers as one PodGroup.
+ray.io/scheduler-name: volcano
+volcano.sh/queue-name: {{ . | quote }}
+{{- end }}
+{{- end -}}

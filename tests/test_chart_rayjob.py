@@ -1,0 +1,124 @@
+"""Tier 2: RayJob mode (global.mode=RayJob) renders one ray.io/v1 RayJob, valid against KubeRay's RayJob CRD,
+whose cluster spec is the RayCluster mode's (one named template builds both) and whose submitter pod is the
+submitter Job's; queue labels land on whichever object Kueue manages."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+
+import pytest
+
+from support import helm as helm_cli
+from support.tools import ROOT
+
+RAYJOB = ["--set", "global.mode=RayJob"]
+SHAPES = sorted((ROOT / "values").glob("*.yaml"))
+
+
+def render(helm, validator, *args: str) -> list[dict]:
+    result = helm_cli.template(helm, *args)
+    assert result.returncode == 0, result.output
+    documents = result.documents()
+    problems = [error for doc in documents for error in validator.errors(doc)]
+    assert problems == [], "\n".join(problems)
+    return documents
+
+
+def only(documents: list[dict], kind: str) -> dict:
+    found = [doc for doc in documents if doc["kind"] == kind]
+    assert len(found) == 1, [doc["kind"] for doc in documents]
+    return found[0]
+
+
+def without_rayjob_label(spec: dict) -> dict:
+    spec = copy.deepcopy(spec)
+    for template in [spec["headGroupSpec"]["template"]] + [g["template"] for g in spec["workerGroupSpecs"]]:
+        assert template["metadata"]["labels"].pop("verl-ppo.io/ray-job") == "verl-ppo"
+    return spec
+
+
+@pytest.mark.parametrize("path", SHAPES, ids=[p.stem for p in SHAPES])
+def test_every_shape_renders_a_valid_rayjob_and_no_long_lived_cluster(helm, validator, path):
+    documents = render(helm, validator, "-f", str(path), *RAYJOB)
+    kinds = Counter(doc["kind"] for doc in documents)
+    assert kinds["RayJob"] == 1 and kinds["RayCluster"] == 0
+    # KubeRay creates the submitter Job; its finalizer stops the run on deletion (no stop hook, no Job RBAC).
+    assert kinds["Job"] == 0 and kinds["Role"] == 0 and kinds["ServiceAccount"] == 0
+    assert kinds["ConfigMap"] >= 1 and kinds["NetworkPolicy"] == 1
+
+
+def test_the_rayjob_embeds_the_rayclusters_spec_and_the_submitter_jobs_pod(helm, validator):
+    cluster_mode = render(helm, validator, "-f", str(ROOT / "values" / "h800-80g-x8.yaml"))
+    job_mode = render(helm, validator, "-f", str(ROOT / "values" / "h800-80g-x8.yaml"), *RAYJOB)
+    rayjob = only(job_mode, "RayJob")
+    assert without_rayjob_label(rayjob["spec"]["rayClusterSpec"]) == only(cluster_mode, "RayCluster")["spec"]
+    submitter_job = next(doc for doc in cluster_mode if doc["kind"] == "Job" and "helm.sh/hook" not in
+                         (doc["metadata"].get("annotations") or {}))
+    ours, theirs = rayjob["spec"]["submitterPodTemplate"]["spec"], submitter_job["spec"]["template"]["spec"]
+    assert ours["containers"][0]["command"] == theirs["containers"][0]["command"] == [
+        "python3", "/etc/verl-ppo/submitter.py"]
+    assert ours["volumes"] == theirs["volumes"]
+    # KubeRay's RAY_JOB_SUBMISSION_ID names the run: no Job-name prefix, and no API token (KubeRay stops the run).
+    names = {env["name"] for env in ours["containers"][0]["env"]}
+    assert "VERL_PPO_SUBMISSION_PREFIX" not in names and "RAY_DASHBOARD_URL" in names
+    assert ours["automountServiceAccountToken"] is False and "serviceAccountName" not in ours
+
+
+def test_run_attempts_and_deletion_settings(helm, validator):
+    documents = render(helm, validator, *RAYJOB, "--set", "ppo-job.submitter.maxAttempts=4",
+                       "--set", "ppo-job.submitter.backoffLimit=1", "--set", "ppo-job.rayJob.ttlSecondsAfterFinished=300",
+                       "--set", "ppo-job.rayJob.activeDeadlineSeconds=86400",
+                       "--set", "ppo-job.rayJob.preRunningDeadlineSeconds=3600")
+    spec = only(documents, "RayJob")["spec"]
+    assert spec["submissionMode"] == "K8sJobMode"
+    assert spec["backoffLimit"] == 3 and spec["submitterConfig"] == {"backoffLimit": 1}
+    assert spec["shutdownAfterJobFinishes"] is True and spec["ttlSecondsAfterFinished"] == 300
+    assert spec["activeDeadlineSeconds"] == 86400 and spec["preRunningDeadlineSeconds"] == 3600
+
+
+def test_deletion_rules_replace_shutdown(helm, validator, tmp_path):
+    values = tmp_path / "rules.yaml"
+    values.write_text("""
+global: {mode: RayJob}
+ppo-job:
+  rayJob:
+    shutdownAfterJobFinishes: false
+    deletionStrategy:
+      deletionRules:
+        - {policy: DeleteWorkers, condition: {jobStatus: FAILED, ttlSeconds: 0}}
+        - {policy: DeleteCluster, condition: {jobStatus: FAILED, ttlSeconds: 600}}
+        - {policy: DeleteCluster, condition: {jobStatus: SUCCEEDED, ttlSeconds: 0}}
+""")
+    spec = only(render(helm, validator, "-f", str(values)), "RayJob")["spec"]
+    assert spec["shutdownAfterJobFinishes"] is False and "ttlSecondsAfterFinished" not in spec
+    assert [rule["policy"] for rule in spec["deletionStrategy"]["deletionRules"]] == [
+        "DeleteWorkers", "DeleteCluster", "DeleteCluster"]
+
+
+@pytest.mark.parametrize("mode,kind", [("RayCluster", "RayCluster"), ("RayJob", "RayJob")])
+def test_queue_labels_go_on_the_object_kueue_manages(helm, validator, mode, kind):
+    documents = render(helm, validator, "--set", f"global.mode={mode}", "--set", "raycluster.queue.kueue=team-a",
+                       "--set", "raycluster.queue.workloadPriorityClass=research-high")
+    labels = only(documents, kind)["metadata"]["labels"]
+    assert labels["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert labels["kueue.x-k8s.io/priority-class"] == "research-high"
+    unqueued = only(render(helm, validator, "--set", f"global.mode={mode}"), kind)["metadata"]["labels"]
+    assert not [key for key in unqueued if key.startswith("kueue.x-k8s.io/")]
+
+
+def test_policy_and_monitors_select_the_rayjobs_pods(helm, validator):
+    documents = render(helm, validator, *RAYJOB)
+    spec = only(documents, "RayJob")["spec"]["rayClusterSpec"]
+    pod_labels = spec["headGroupSpec"]["template"]["metadata"]["labels"]
+    selector = only(documents, "NetworkPolicy")["spec"]["podSelector"]["matchLabels"]
+    assert selector == {"verl-ppo.io/ray-job": "verl-ppo"} and selector.items() <= pod_labels.items()
+    for monitor in (doc for doc in documents if doc["kind"] == "PodMonitor"):
+        assert monitor["spec"]["selector"]["matchLabels"]["verl-ppo.io/ray-job"] == "verl-ppo"
+
+
+def test_notes_name_the_rayjob_and_the_queue():
+    notes = helm_cli.notes(*RAYJOB, "--set", "raycluster.queue.kueue=team-a")
+    assert "kubectl -n training get rayjob verl-ppo" in notes
+    assert "kubectl -n training logs -f job/verl-ppo" in notes
+    assert 'LocalQueue "team-a" holds the RayJob suspended' in notes and "get workloads" in notes

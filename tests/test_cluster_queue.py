@@ -1,0 +1,137 @@
+"""Tier 6: the real Kueue controller (KUEUE_VERSION, built from its module) on the local cluster, with a
+ResourceFlavor, a ClusterQueue whose GPU quota is 6 and a LocalQueue per namespace. Releases of the
+a10-24g-x4 shape (4 GPUs each, 2 such nodes): the first runs, the second waits suspended with no pods
+until the first is uninstalled (RayCluster mode) or finishes (RayJob mode); one without the queue label
+runs at once, as without Kueue; one larger than the whole quota is refused by `helm install`, and its
+objects applied by hand are never admitted."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+from kubernetes import client
+
+from support.cluster import wait_ready
+from support.tools import helm_binaries
+from tools.localcluster import processes
+from tools.localcluster.kueue import KUEUE, condition, create_queue, start_kueue, stop_kueue, workloads
+from tools.localcluster.release import CHART, RAY, ray_pods, rayclusters, rayjob
+
+from generator import paths
+
+SHAPE_VALUES = paths.VALUES_DIR / "a10-24g-x4.yaml"
+QUOTA = 6
+GPU = "nvidia.com/gpu"
+RELEASE = "verl-ppo"
+
+
+@pytest.fixture(scope="module")
+def kueue(local_cluster):
+    start_kueue(local_cluster.cluster)
+    yield local_cluster
+    stop_kueue(local_cluster.cluster)
+
+
+@pytest.fixture
+def helm(kueue):
+    return kueue.helm(helm_binaries()["helm4"])
+
+
+def queued(queue: str, *extra: str) -> list[str]:
+    return ["-f", str(SHAPE_VALUES), "--set", f"raycluster.queue.kueue={queue}", *extra]
+
+
+def reserved(api, namespace: str) -> dict:
+    """The namespace's one Workload's QuotaReserved condition ({} until Kueue made the Workload)."""
+    found = workloads(api, namespace)
+    return condition(found[0], "QuotaReserved") if len(found) == 1 else {}
+
+
+def wait_held_back(api, namespace: str) -> str:
+    """Waits until Kueue decided the namespace's Workload must wait; returns why (its message)."""
+    processes.wait_for(f"Kueue holds {namespace} back", lambda: reserved(api, namespace).get("status") == "False", 90)
+    return reserved(api, namespace)["message"]
+
+
+def delete_cluster_queue(api, name: str) -> None:
+    client.CustomObjectsApi(api).delete_cluster_custom_object(*KUEUE, "clusterqueues", name)
+
+
+def test_second_release_waits_until_the_first_is_uninstalled(kueue, helm):
+    api = kueue.api
+    with kueue.release_namespace(helm, RELEASE, "queue-a", queued("gpus")) as first, \
+            kueue.release_namespace(helm, RELEASE, "queue-b", queued("gpus")) as second, \
+            kueue.release_namespace(helm, RELEASE, "queue-free", ["-f", str(SHAPE_VALUES)]) as unqueued:
+        create_queue(api, "gpus", [first, second], QUOTA, GPU)
+        try:
+            helm.run("install", RELEASE, str(CHART), "-n", first, *queued("gpus"))
+            wait_ready(kueue, first)
+            assert condition(workloads(api, first)[0], "Admitted")["status"] == "True"
+
+            helm.run("install", RELEASE, str(CHART), "-n", second, *queued("gpus"))
+            why = wait_held_back(api, second)
+            assert GPU in why, why
+            time.sleep(5)  # Kueue has decided; nothing may start meanwhile
+            assert rayclusters(api, second)[0]["spec"]["suspend"] is True
+            assert ray_pods(api, second, RELEASE) == []
+
+            # Without the queue label Kueue leaves a release alone: it runs although the quota is spent.
+            helm.run("install", RELEASE, str(CHART), "-n", unqueued, "-f", str(SHAPE_VALUES))
+            wait_ready(kueue, unqueued)
+            assert workloads(api, unqueued) == [] and "suspend" not in rayclusters(api, unqueued)[0]["spec"]
+
+            helm.run("uninstall", RELEASE, "-n", first)
+            wait_ready(kueue, second)
+            assert len(ray_pods(api, second, RELEASE)) == 1
+        finally:
+            delete_cluster_queue(api, "gpus")
+
+
+def test_release_larger_than_the_whole_quota_is_refused_and_never_admitted(kueue, helm):
+    api = kueue.api
+    big = queued("small", "--set", "global.gpu.nodes=2")  # 8 GPUs, the quota is 6
+    with kueue.release_namespace(helm, RELEASE, "queue-big", big) as namespace:
+        create_queue(api, "small", [namespace], QUOTA, GPU)
+        try:
+            refused = helm.run("install", RELEASE, str(CHART), "-n", namespace, *big, check=False)
+            assert refused.returncode != 0
+            assert "raycluster.queue.kueue=small" in refused.stderr, refused.stderr
+            assert f"whole quota is {QUOTA} {GPU}: this release needs 8" in refused.stderr, refused.stderr
+
+            # The same objects applied past the chart's check: Kueue never admits them.
+            rendered = helm.run("template", RELEASE, str(CHART), "-n", namespace, *big).stdout
+            cluster = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "RayCluster")
+            client.CustomObjectsApi(api).create_namespaced_custom_object(*RAY[:2], namespace, RAY[2], cluster)
+            why = wait_held_back(api, namespace)
+            assert GPU in why, why
+            time.sleep(5)
+            assert rayclusters(api, namespace)[0]["spec"]["suspend"] is True
+            assert ray_pods(api, namespace, RELEASE) == []
+        finally:
+            delete_cluster_queue(api, "small")
+
+
+def test_queued_rayjob_runs_when_the_first_finishes(kueue, helm):
+    """Under kwok the submitter pod "exits 0" at once and no Ray job exists: KubeRay marks the RayJob
+    Failed 30 s later and deletes its cluster, which frees the quota for the waiting one."""
+    api = kueue.api
+    args = queued("jobs", "--set", "global.mode=RayJob", "--set", "ppo-job.submitter.maxAttempts=1")
+    with kueue.release_namespace(helm, RELEASE, "rayjob-a", args) as first, \
+            kueue.release_namespace(helm, RELEASE, "rayjob-b", args) as second:
+        create_queue(api, "jobs", [first, second], QUOTA, GPU)
+        try:
+            helm.run("install", RELEASE, str(CHART), "-n", first, *args)
+            wait_ready(kueue, first)
+            helm.run("install", RELEASE, str(CHART), "-n", second, *args)
+            assert GPU in wait_held_back(api, second)
+            assert rayjob(api, second, RELEASE)["spec"]["suspend"] is True and rayclusters(api, second) == []
+
+            processes.wait_for("the first RayJob finished and its cluster deleted",
+                               lambda: rayjob(api, first, RELEASE).get("status", {}).get("jobDeploymentStatus") == "Failed"
+                               and not rayclusters(api, first), 180)
+            wait_ready(kueue, second)
+            assert not rayjob(api, second, RELEASE)["spec"].get("suspend")
+        finally:
+            delete_cluster_queue(api, "jobs")
