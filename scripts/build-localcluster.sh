@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the parts of the local cluster (test tier 6, `make demo`) from the package registries:
-# kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
-# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok and the KubeRay operator from
-# its Go module. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
+# Builds the parts of the local cluster (test tiers 6 and 7, `make demo`) from the package registries:
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy from the
+# k8s.io/kubernetes module, etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok and the
+# KubeRay operator from its Go module; for the real node, Debian's containerd, runc, CNI plugins,
+# iptables and ipset unpacked into the cache, CoreDNS, kube-router (its NetworkPolicy firewall) and
+# crictl from their Go modules, and its images (scripts/build-images.sh). Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
 # reused. Each cold build prints its time. Builds run under `nice` with few parallel jobs: the
 # machines have 2 cores shared with other work.
 set -euo pipefail
@@ -53,6 +55,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	_ "k8s.io/kubernetes/cmd/kubelet/app"
+	_ "k8s.io/kubernetes/cmd/kube-proxy/app"
 )
 GO
   (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null)
@@ -60,7 +64,7 @@ GO
 
 build_kubernetes() {
   local version=$KUBERNETES_VERSION dir="$cache/build/kubernetes-$KUBERNETES_VERSION" ldflags minor date
-  local wanted=(kube-apiserver kube-controller-manager kube-scheduler) missing=0
+  local wanted=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy) missing=0
   for b in "${wanted[@]}"; do [ -x "$bin/$b-$version" ] || missing=1; done
   [ "$missing" = 0 ] && return
   kubernetes_wrapper "$dir"
@@ -74,11 +78,9 @@ build_kubernetes() {
   done
   local out="$cache/build/out-$version"
   mkdir -p "$out"
-  # One `go build` for the three binaries, so the packages they share compile once.
-  (cd "$dir" && timed "kube-apiserver, kube-controller-manager, kube-scheduler $version" \
-    nice go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/" \
-      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-      k8s.io/kubernetes/cmd/kube-scheduler)
+  # One `go build` for every binary, so the packages they share compile once.
+  (cd "$dir" && timed "${wanted[*]} $version" \
+    nice go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/" "${wanted[@]/#/k8s.io/kubernetes/cmd/}")
   for b in "${wanted[@]}"; do mv "$out/$b" "$bin/$b-$version"; done
 }
 
@@ -89,6 +91,63 @@ build_go_binary() {  # build_go_binary NAME PACKAGE VERSION: `go install PACKAGE
   timed "$name $version" env GOBIN="$tmp" GOFLAGS=-mod=mod nice go install -p "$jobs" -trimpath -ldflags "-s -w" "$package@$version"
   mv "$tmp/$(basename "${package%/cmd}")" "$bin/$name-$version" 2>/dev/null || mv "$tmp"/* "$bin/$name-$version"
   rm -rf "$tmp"
+}
+
+# The Debian packages, unpacked into realnode/debs; its PINNED file names what it holds. sbin/ holds
+# the names the node's programs call (iptables, ...): Debian points them at alternatives, which an
+# unpacked tree lacks.
+unpack_debs() {
+  local dest="$cache/realnode/debs" tmp started
+  [ "$(cat "$dest/PINNED" 2>/dev/null)" = "$REALNODE_DEBS" ] && return
+  started=$(date +%s)
+  tmp=$(mktemp -d)
+  chown _apt "$tmp" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
+  # shellcheck disable=SC2086  # one word per package
+  if ! (cd "$tmp" && apt-get download -qq $REALNODE_DEBS); then
+    apt-get update -q >/dev/null
+    # shellcheck disable=SC2086
+    (cd "$tmp" && apt-get download -qq $REALNODE_DEBS) ||
+      { echo "build-localcluster: Debian no longer serves one of REALNODE_DEBS: pin the versions apt-cache policy lists in tools/versions.env" >&2; exit 1; }
+  fi
+  rm -rf "$dest"
+  mkdir -p "$dest/sbin"
+  for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$dest/root"; done
+  for name in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+    ln -s ../root/usr/sbin/xtables-nft-multi "$dest/sbin/$name"
+  done
+  for name in ipset conntrack runc debootstrap; do ln -s "../root/usr/sbin/$name" "$dest/sbin/$name"; done
+  for name in containerd containerd-shim-runc-v2 ctr umoci; do ln -s "../root/usr/bin/$name" "$dest/sbin/$name"; done
+  rm -rf "$tmp"
+  echo "$REALNODE_DEBS" > "$dest/PINNED"
+  echo "build-localcluster: unpacked $(echo "$REALNODE_DEBS" | wc -w) Debian packages in $(( $(date +%s) - started ))s"
+}
+
+# CoreDNS with the plugins the node's DNS uses only (its full build links every cloud's SDK): a
+# main over coremain with a directive list in CoreDNS's own order (its plugin.cfg).
+build_coredns() {
+  [ -x "$bin/coredns-$COREDNS_VERSION" ] && return
+  local dir="$cache/build/coredns-$COREDNS_VERSION" plugin imports=""
+  local plugins=(bind ready health errors log cache template kubernetes)
+  mkdir -p "$dir"
+  for plugin in "${plugins[@]}"; do imports+=$'\t_ "github.com/coredns/coredns/plugin/'"$plugin"$'"\n'; done
+  printf 'module verl-ppo.local/coredns-build\n\ngo 1.25.0\n\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION" > "$dir/go.mod"
+  cat > "$dir/main.go" <<GO
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
+
+$imports)
+
+func init() {
+	dnsserver.Directives = []string{$(printf '"%s", ' "${plugins[@]}")}
+}
+
+func main() { coremain.Run() }
+GO
+  (cd "$dir" && gofmt -w main.go && GOFLAGS=-mod=mod go mod tidy >/dev/null && \
+    timed "coredns $COREDNS_VERSION" nice go build -p "$jobs" -trimpath -ldflags "-s -w" -o "$bin/coredns-$COREDNS_VERSION" .)
 }
 
 # etcd's own main package lives in a module with local replace directives (no `go install @version`):
@@ -120,5 +179,11 @@ build_etcd
 build_kubernetes
 build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
 build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"
+# The real node (tier 7, `make demo`): its kubelet and kube-proxy come with build_kubernetes.
+unpack_debs
+build_coredns
+build_go_binary kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router "$KUBE_ROUTER_VERSION"
+build_go_binary crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"
+bash "$root/scripts/build-images.sh"
 "$bin/kube-apiserver-$KUBERNETES_VERSION" --version
-echo "build-localcluster: cluster parts ready under $bin"
+echo "build-localcluster: cluster parts ready under $cache"

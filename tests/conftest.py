@@ -42,3 +42,17 @@ def local_cluster(tmp_path_factory):
     cluster = start_test_cluster(tmp_path_factory.mktemp("localcluster"))
     yield cluster
     cluster.cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def pod_cluster(tmp_path_factory):
+    """Tier 7: the local cluster with a real node (kubelet, containerd, CNI, kube-proxy, CoreDNS, kube-router)."""
+    from support.realnode import start_pod_cluster
+    from tools.localcluster.parts import parts, realnode_parts
+
+    missing = parts().missing() + realnode_parts().missing()
+    if missing:
+        pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run scripts/setup.sh first")
+    cluster = start_pod_cluster(tmp_path_factory.mktemp("podcluster"))
+    yield cluster
+    cluster.cluster.stop()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tools.localcluster import processes
-from tools.localcluster.cluster import STOP_ORDER
+from tools.localcluster.cluster import stop_cluster
 from tools.localcluster.demo import run_demo
 from tools.localcluster.parts import ROOT
 
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"demo: {error}", file=sys.stderr)
             return 1
     if args.command == "down":
-        stopped = processes.stop_all(args.state, STOP_ORDER)
+        stopped = stop_cluster(args.state)
         print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing runs from {args.state}")
         return 0
     for name, alive in processes.running(args.state).items():

@@ -33,6 +33,38 @@ class Parts:
         return absent
 
 
+@dataclass(frozen=True)
+class RealNodeParts:
+    """The real node's programs (scripts/build-localcluster.sh) and its images (scripts/build-images.sh)."""
+    kubelet: Path
+    kube_proxy: Path
+    coredns: Path
+    kube_router: Path
+    crictl: Path
+    debs: Path  # Debian's containerd, runc, CNI plugins, iptables, ... unpacked (realnode/debs)
+    images: Path  # the images' OCI archives
+    containerd_root: Path  # containerd's content and snapshots: images stay imported between runs
+
+    def missing(self) -> list[Path]:
+        files = [self.kubelet, self.kube_proxy, self.coredns, self.kube_router, self.crictl,
+                 self.debs / "sbin" / "containerd", self.images / "pause.tar", self.images / "ray.tar"]
+        return [path for path in files if not path.exists()]
+
+
+def realnode_parts() -> RealNodeParts:
+    versions, bin_dir = pinned_versions(), tool_cache() / "bin"
+    return RealNodeParts(
+        kubelet=bin_dir / f"kubelet-{versions['KUBERNETES_VERSION']}",
+        kube_proxy=bin_dir / f"kube-proxy-{versions['KUBERNETES_VERSION']}",
+        coredns=bin_dir / f"coredns-{versions['COREDNS_VERSION']}",
+        kube_router=bin_dir / f"kube-router-{versions['KUBE_ROUTER_VERSION']}",
+        crictl=bin_dir / f"crictl-{versions['CRICTL_VERSION']}",
+        debs=tool_cache() / "realnode" / "debs",
+        images=tool_cache() / "images",
+        containerd_root=tool_cache() / "realnode" / "containerd",
+    )
+
+
 def kwok_stages_dir() -> Path:
     return tool_cache() / "kwok-stages" / pinned_versions()["KWOK_VERSION"]
 

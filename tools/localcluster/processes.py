@@ -79,13 +79,50 @@ def stop_all(state: Path, order: list[str]) -> list[str]:
     if not pid_dir.is_dir():
         return []
     names = [name for name in order if (pid_dir / name).exists()]
-    names += sorted(path.name for path in pid_dir.iterdir() if path.name not in names)
+    return stop_named(state, names + sorted(path.name for path in pid_dir.iterdir() if path.name not in names))
+
+
+def stop_named(state: Path, names: list[str]) -> list[str]:
+    """Stops, in order, those of the named processes that have pid files under state; returns their names."""
+    stopped = []
     for name in names:
-        pid = _recorded(pid_dir / name)
+        pid_file = state / "pids" / name
+        if not pid_file.exists():
+            continue
+        pid = _recorded(pid_file)
         if pid:
             stop_pid(pid)
-        (pid_dir / name).unlink()
-    return names
+        pid_file.unlink()
+        stopped.append(name)
+    return stopped
+
+
+def pids(state: Path) -> dict[str, int]:
+    """The running processes started under state, by name."""
+    pid_dir = state / "pids"
+    found = {path.name: _recorded(path) for path in sorted(pid_dir.iterdir())} if pid_dir.is_dir() else {}
+    return {name: pid for name, pid in found.items() if pid}
+
+
+def pids_with_argument(word: str) -> list[int]:
+    """Processes of this machine with word as one of their command-line arguments."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if word.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def run_quietly(command: list[str], env: dict[str, str], timeout: float = 60) -> int:
+    """Runs a cleanup command, its output dropped; its exit status (or -1 when it would not run)."""
+    try:
+        return subprocess.run(command, env=env, capture_output=True, timeout=timeout).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return -1
 
 
 def running(state: Path) -> dict[str, bool]:
