@@ -10,15 +10,12 @@ from pathlib import Path
 
 from kubernetes import client
 
-from support.tools import ROOT
 from tools.localcluster.cluster import LocalCluster
 from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
 from tools.localcluster.parts import parts
 from tools.localcluster.pods import Executed, run_in
-from tools.localcluster.release import Helm
+from tools.localcluster.release import REALNODE_VALUES as VALUES, Helm
 
-# The seed's release scaled to the real node.
-VALUES = ROOT / "charts" / "verl-ppo" / "ci" / "realnode-values.yaml"
 GPUS = 4  # the seed's two Ray nodes with 2 GPUs each
 
 

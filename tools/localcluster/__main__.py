@@ -21,13 +21,14 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="start the cluster with nodes of the values file's shape and install the release")
     demo.add_argument("--values", type=Path, default=ROOT / "values" / "seed-2gpu.yaml")
     demo.add_argument("--helm", choices=["helm3", "helm4"], default="helm4")
+    demo.add_argument("--kwok", action="store_true", help="kwok nodes only, even where a real node could run the seed's release")
     sub.add_parser("down", help="stop every process `demo` started")
     sub.add_parser("status", help="which processes of the cluster run")
     args = root.parse_args(argv)
 
     if args.command == "demo":
         try:
-            return run_demo(args.state, args.values, args.helm)
+            return run_demo(args.state, args.values, args.helm, real_node=not args.kwok)
         except (OSError, RuntimeError, TimeoutError) as error:
             print(f"demo: {error}", file=sys.stderr)
             return 1

@@ -63,6 +63,13 @@ def set_up(tools: Tools) -> str:
     return previous
 
 
+def put_isolation_first(tools: Tools) -> None:
+    """Moves the isolation chain back to the top of FORWARD: kube-proxy and kube-router insert their
+    chains there at start, and kube-router's accepts what the NetworkPolicies allow."""
+    tools.iptables("-D", "FORWARD", "-j", ISOLATION_CHAIN)
+    tools.iptables("-I", "FORWARD", "1", "-j", ISOLATION_CHAIN)
+
+
 def tear_down(tools: Tools, forwarding: str) -> None:
     """Undoes set_up; each step tolerates what is already gone."""
     FORWARDING.write_text(forwarding)

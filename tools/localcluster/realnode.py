@@ -65,6 +65,7 @@ class RealNode:
         self._start_proxy(runtime)
         self._start_dns()
         self._start_firewall(runtime)
+        hostnet.put_isolation_first(runtime.tools())
 
     def _start_kubelet(self, runtime: Runtime) -> None:
         kubelet_dir = self.directory / "kubelet"
@@ -138,15 +139,17 @@ class RealNode:
         processes.wait_for("coredns", lambda: _get(f"http://127.0.0.1:{ready}/ready"), 60, self.state / "logs" / "coredns.log")
 
     def _start_firewall(self, runtime: Runtime) -> None:
-        """kube-router's NetworkPolicy firewall only (no routing, no service proxy: kube-proxy has those)."""
-        health = processes.free_port()
+        """kube-router's NetworkPolicy firewall only (no routing, no service proxy: kube-proxy has those).
+        Its health port would listen on every address: off; it is up once its filter chain exists."""
         processes.start(self.state, "kube-router", [
             str(self.parts.kube_router), f"--kubeconfig={self.kubeconfig}", f"--hostname-override={NAME}",
             "--run-firewall=true", "--run-router=false", "--run-service-proxy=false", "--enable-cni=false",
-            "--enable-ipv6=false", f"--health-port={health}", "--metrics-port=0",
+            "--enable-ipv6=false", "--health-port=0", "--metrics-port=0",
+            f"--service-cluster-ip-range={hostnet.SERVICE_RANGE}",
         ], env=runtime.env())
-        processes.wait_for("kube-router", lambda: _get(f"http://127.0.0.1:{health}/healthz"), 60,
-                           self.state / "logs" / "kube-router.log")
+        tools = runtime.tools()
+        processes.wait_for("kube-router", lambda: tools.iptables("-S", "KUBE-ROUTER-FORWARD", check=False).returncode == 0,
+                           60, self.state / "logs" / "kube-router.log")
 
 
 def claim_machine(state: Path) -> None:

@@ -14,6 +14,8 @@ from kubernetes import client
 from tools.localcluster.parts import ROOT
 
 CHART = ROOT / "charts" / "verl-ppo"
+# The seed's release scaled to the real node (image, resources, stand-in driver): tier 7 and make demo.
+REALNODE_VALUES = CHART / "ci" / "realnode-values.yaml"
 RAY = ("ray.io", "v1", "rayclusters")
 POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
 # Label the chart puts on every object and pod of a release (its selector labels).

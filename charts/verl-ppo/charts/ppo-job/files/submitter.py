@@ -11,7 +11,10 @@ the Ray job runs finds it and re-attaches; only after a FAILED or STOPPED attemp
 started (veRL's resume_mode=auto resumes it from the last checkpoint), up to VERL_PPO_MAX_ATTEMPTS.
 
 Before anything is submitted, the inputs on the shared volume (data files, model config) must be
-there: checked once, or waited for while the chart's preparation Job writes them.
+there: checked once, or waited for while the chart's preparation Job writes them. Then, before a new
+attempt is submitted, the preflight (preflight.py, a short Ray job with a task on every node) checks
+the shared volume, the inputs, the GPUs and the NCCL environment on every Ray node; when it fails the
+run is not submitted (exit 5) and its per-node table says which node is wrong.
 
 On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
@@ -27,6 +30,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
+import shlex
 import signal
 import ssl
 import sys
@@ -53,6 +58,8 @@ class Settings:
     wait_for_inputs: bool
     inputs_timeout_seconds: float
     poll_seconds: float = 5.0
+    preflight_program: str = ""  # path of preflight.py; empty: no preflight
+    preflight_expected: dict[str, Any] | None = None
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -70,6 +77,8 @@ class Settings:
             wait_for_inputs=os.environ.get("VERL_PPO_WAIT_FOR_INPUTS", "false") == "true",
             inputs_timeout_seconds=float(os.environ.get("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200")),
             poll_seconds=float(os.environ.get("VERL_PPO_POLL_SECONDS", "5")),
+            preflight_program=os.environ.get("VERL_PPO_PREFLIGHT", ""),
+            preflight_expected=json.loads(os.environ.get("VERL_PPO_PREFLIGHT_EXPECTED", "{}")),
         )
 
     def family_pattern(self) -> re.Pattern[str]:
@@ -306,10 +315,28 @@ def on_terminate(api: RayJobsAPI, kube: KubeJob, settings: Settings) -> int:
     return 143
 
 
+def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
+    """Runs preflight.py as a Ray job (its source on the command line: the head needs no file of ours)
+    in the run's runtime environment; exits 5 when it fails, so the run is not submitted."""
+    with open(settings.preflight_program, encoding="utf-8") as program:
+        source = program.read()
+    entrypoint = f"python3 -c {shlex.quote(source)} {shlex.quote(json.dumps(settings.preflight_expected))}"
+    preflight_id = f"{submission_id}-preflight-{secrets.token_hex(3)}"
+    api.submit(preflight_id, {**settings.job_spec, "entrypoint": entrypoint})
+    log(f"preflight {preflight_id} submitted")
+    job = follow(api, preflight_id, settings.poll_seconds)
+    if job.get("status") != "SUCCEEDED":
+        log(f"preflight {job.get('status')}: {submission_id} not submitted (table above; "
+            f"ppo-job.preflight.enabled=false skips the preflight)")
+        sys.exit(5)
+
+
 def submit_once(api: RayJobsAPI, settings: Settings) -> str:
     submission_id, must_submit = choose_submission(api, settings)
     if not must_submit:
         return submission_id
+    if settings.preflight_program:
+        preflight(api, settings, submission_id)
     # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
     stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
                 keep_prefix=settings.submission_prefix)
