@@ -110,8 +110,8 @@ state = "{self.state / 'containerd'}"
     def remove_pods(self, crictl: Path) -> None:
         """Stops and removes every pod sandbox through the CRI (containers killed, CNI torn down, network
         namespaces and mounts released). Needs containerd running; the kubelet should be stopped first."""
-        subprocess.run([str(crictl), "--runtime-endpoint", self.endpoint, "--timeout", "60s", "rmp", "--all", "--force"],
-                       env={**os.environ, **self.env()}, capture_output=True, text=True, timeout=180)
+        processes.run_quietly([str(crictl), "--runtime-endpoint", self.endpoint, "--timeout", "60s", "rmp", "--all",
+                               "--force"], {**os.environ, **self.env()}, timeout=180)
 
     def kill_shims(self) -> list[int]:
         """Kills container shims of this runtime still running after containerd stopped (they run in sessions
