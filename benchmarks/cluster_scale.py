@@ -9,10 +9,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
 
 from generator.catalog import load_catalog
-from generator.checks import effective_values
+from generator.helmvalues import chart_values
 from generator.render import render_shape
 from generator.sizing import RunShape
 from tools.localcluster import processes
@@ -48,7 +47,7 @@ def run(nodes: int, helm_name: str, work: Path) -> None:
         processes.wait_for("nodes Ready", lambda: ready_nodes(api, names), 300)
         print(f"{nodes} nodes of {SHAPE} Ready: {time.monotonic() - started:.1f}s")
         helm = Helm(cluster.parts.helm, cluster.kubeconfig)
-        level = pod_security_level(effective_values([yaml.safe_load(values.read_text())]))
+        level = pod_security_level(chart_values(values))
         prepare(api, helm, RELEASE, NAMESPACE, args, level)
         started = time.monotonic()
         helm.run("install", RELEASE, str(CHART), "--namespace", NAMESPACE, *args)

@@ -1,4 +1,8 @@
-"""Command line: `python -m generator {shapes,render,check,discover,schema,docs,dashboards,summarize}`."""
+"""Command line of the generator: `python -m generator <command>`.
+
+For users: shapes, render, check, discover. For maintainers (they write files of this repository):
+schema, globals, docs, dashboards, summarize.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,15 @@ import yaml
 from generator import paths
 from generator.catalog import load_catalog
 from generator import dashboards
-from generator.checks import check_values, deep_merge, effective_values, unchecked_extra_args
+from generator import globals as chart_globals
+from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
-from generator.render import render_platforms, render_shape, write
-from generator.schema import chart_schema_json
+from generator.helmvalues import HelmInputs, HelmMissing
+from generator.render import platform_overlays, render_shape, write
+from generator.schema import chart_schemas
 from generator.sizing import RunShape, size
 from generator.summary import summarize
-from generator.valuesdoc import readme_with_table
+from generator.valuesdoc import readmes
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
@@ -44,7 +50,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         shape = catalog.shapes[name]
         run = RunShape(nodes=args.nodes or shape.default_nodes, resource_share=args.resource_share)
         outputs[args.output / f"{name}.yaml"] = render_shape(shape, model, run)
-    for file_name, text in render_platforms().items():
+    for file_name, text in platform_overlays().items():
         outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():
         print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
@@ -52,42 +58,43 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Each FILE is checked over the chart defaults; with --together, all files as one `-f` stack."""
-    stacks = [args.files] if args.together else [[path] for path in args.files]
+    """Each FILE is checked over the chart's defaults; with --together, all files as one `-f` stack."""
+    stacks = [args.files] if args.together or not args.files else [[path] for path in args.files]
     failed = 0
     for stack in stacks:
-        label = " + ".join(str(path) for path in stack)
-        try:
-            overlays = [yaml.safe_load(Path(path).read_text()) or {} for path in stack]
-        except (OSError, yaml.YAMLError) as error:
-            print(f"{label}: cannot read: {error}")
+        label = " + ".join(str(path) for path in stack) or f"{args.chart} (defaults)"
+        unreadable = [str(path) for path in stack if not path.is_file()]
+        if unreadable:
+            print(f"{label}: cannot read {', '.join(unreadable)}")
             failed += 1
             continue
-        values = effective_values(overlays)
-        for override in args.set or []:
-            values = effective_values_with_set(values, override)
-        findings = check_values(values, args.release_name)
-        if note := unchecked_extra_args(values):
+        inputs = HelmInputs(tuple(stack), tuple(args.set or ()), tuple(args.set_string or ()), tuple(args.set_json or ()),
+                            args.release_name, args.namespace)
+        try:
+            verdict = check(args.chart.resolve(), inputs)
+        except HelmMissing as missing:
+            print(f"check: {missing}", file=sys.stderr)
+            return 2
+        for note in verdict.notes:
             print(f"{label}: note: {note}", file=sys.stderr)
-        if findings:
-            failed += 1
-            for finding in findings:
-                print(f"{label}: {finding}")
-        else:
+        for finding in verdict.findings:
+            print(f"{label}: {finding}")
+        failed += bool(verdict.findings)
+        if not verdict.findings:
             print(f"{label}: ok")
     return 1 if failed else 0
 
 
-def effective_values_with_set(values: dict, override: str) -> dict:
-    """--set a.b=c for check, with YAML typing of the value (as Helm's --set types it)."""
-    key, _, raw = override.partition("=")
-    nested: dict = {}
-    cursor = nested
-    parts = key.split(".")
-    for part in parts[:-1]:
-        cursor = cursor.setdefault(part, {})
-    cursor[parts[-1]] = yaml.safe_load(raw) if raw else ""
-    return deep_merge(values, nested)
+def write_or_check(expected: dict[Path, str], check_only: bool, fix_command: str) -> int:
+    """Writes each file whose text differs, or with check_only reports the drift."""
+    stale = [path for path, text in expected.items() if not path.exists() or path.read_text() != text]
+    for path in (stale if check_only else expected):
+        relative = path.relative_to(paths.ROOT)
+        if check_only:
+            print(f"{relative} is stale: run {fix_command}")
+        else:
+            print(f"{'wrote' if write(path, expected[path]) else 'unchanged'} {relative}")
+    return 1 if check_only and stale else 0
 
 
 def gpu_memory_item(text: str) -> tuple[str, float]:
@@ -120,27 +127,15 @@ def cmd_discover(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    text = chart_schema_json()
-    if args.check:
-        if paths.CHART_SCHEMA.read_text() != text:
-            print(f"{paths.CHART_SCHEMA} differs from {paths.VALUES_SCHEMA}: run python -m generator schema")
-            return 1
-        print(f"{paths.CHART_SCHEMA}: in sync")
-        return 0
-    print(f"{'wrote' if write(paths.CHART_SCHEMA, text) else 'unchanged'} {paths.CHART_SCHEMA}")
-    return 0
+    return write_or_check(chart_schemas(), args.check, "python -m generator schema")
+
+
+def cmd_globals(args: argparse.Namespace) -> int:
+    return write_or_check(chart_globals.subchart_values(), args.check, "python -m generator globals")
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    text = readme_with_table(paths.README.read_text())
-    if args.check:
-        if paths.README.read_text() != text:
-            print("README.md's values table is stale: run python -m generator docs")
-            return 1
-        print("README.md values table: in sync")
-        return 0
-    print(f"{'wrote' if write(paths.README, text) else 'unchanged'} {paths.README}")
-    return 0
+    return write_or_check(readmes(), args.check, "python -m generator docs")
 
 
 def cmd_dashboards(args: argparse.Namespace) -> int:
@@ -162,16 +157,21 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
-    sub = root.add_subparsers(dest="command", required=True)
+def _drift_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--check", action="store_true", help="only report drift (exit 1 when a file is stale)")
 
-    shapes = sub.add_parser("shapes", help="table of the catalog's GPU node types and their sizing")
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="python -m generator", description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = root.add_subparsers(dest="command", required=True, metavar="command")
+
+    shapes = sub.add_parser("shapes", help="(users) table of the catalog's GPU node types and their sizing")
     shapes.add_argument("--model", default="qwen2.5-0.5b")
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
-    render = sub.add_parser("render", help="write values/<shape>.yaml and the platform overlays")
+    render = sub.add_parser("render", help="(users) write values/<shape>.yaml and the platform overlays")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
     render.add_argument("--model", default="qwen2.5-0.5b")
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
@@ -180,33 +180,43 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)
 
-    check = sub.add_parser("check", help="validate values files (schema + cross-field rules)")
-    check.add_argument("files", nargs="+", type=Path)
+    check = sub.add_parser("check", help="(users) check values files: the schema, the chart's rules (through the "
+                           "pinned Helm), extraArgs against veRL's config")
+    check.add_argument("files", nargs="*", type=Path, help="values files (none: the chart's defaults)")
     check.add_argument("--together", action="store_true", help="check the files as one stack of -f files")
-    check.add_argument("--set", action="append", help="a --set override applied after the files")
+    check.add_argument("--set", action="append", help="as helm's --set (after the files)")
+    check.add_argument("--set-string", action="append", help="as helm's --set-string")
+    check.add_argument("--set-json", action="append", help="as helm's --set-json")
     check.add_argument("--release-name", default="verl-ppo")
+    check.add_argument("--namespace", default="default")
+    check.add_argument("--chart", type=Path, default=paths.CHART,
+                       help="chart to check against (default: the umbrella; or a component's, e.g. charts/verl-ppo/charts/ppo-job)")
     check.set_defaults(func=cmd_check)
 
-    found = sub.add_parser("discover", help="catalog entries for a cluster's GPU node types (Kubernetes API)")
+    found = sub.add_parser("discover", help="(users) catalog entries for a cluster's GPU node types (Kubernetes API)")
     found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its service account)")
     found.add_argument("--gpu-memory-gib", action="append", type=gpu_memory_item, metavar="LABEL_VALUE=GIB",
                        help="GiB of one GPU for a node type whose labels do not say it")
     found.add_argument("--output", type=Path, help="catalog file to write (default: print)")
     found.set_defaults(func=cmd_discover)
 
-    schema = sub.add_parser("schema", help="write charts/verl-ppo/values.schema.json from schemas/")
-    schema.add_argument("--check", action="store_true", help="only report drift")
+    schema = sub.add_parser("schema", help="(maintainers) write each chart's values.schema.json from schemas/")
+    _drift_option(schema)
     schema.set_defaults(func=cmd_schema)
 
-    docs = sub.add_parser("docs", help="regenerate README.md's values table from values.yaml comments")
-    docs.add_argument("--check", action="store_true", help="only report drift")
+    globals_ = sub.add_parser("globals", help="(maintainers) copy the umbrella's global defaults into each subchart's values.yaml")
+    _drift_option(globals_)
+    globals_.set_defaults(func=cmd_globals)
+
+    docs = sub.add_parser("docs", help="(maintainers) write each chart's README.md from its values.yaml comments")
+    _drift_option(docs)
     docs.set_defaults(func=cmd_docs)
 
-    board = sub.add_parser("dashboards", help="write Ray's Grafana dashboards (observability/dashboards/*.json)")
-    board.add_argument("--check", action="store_true", help="only report drift")
+    board = sub.add_parser("dashboards", help="(maintainers) write Ray's Grafana dashboards (observability/dashboards/*.json)")
+    _drift_option(board)
     board.set_defaults(func=cmd_dashboards)
 
-    summary = sub.add_parser("summarize", help="summarize `helm template` output read from stdin")
+    summary = sub.add_parser("summarize", help="(maintainers) summarize `helm template` output read from stdin")
     summary.set_defaults(func=cmd_summarize)
     return root
 

@@ -8,14 +8,31 @@ ROOT = Path(__file__).resolve().parent.parent
 CHART = ROOT / "charts" / "verl-ppo"
 CHART_VALUES = CHART / "values.yaml"
 CHART_SCHEMA = CHART / "values.schema.json"
+LIBRARY = "verl-ppo-lib"
+# The components, each a subchart of the umbrella chart installable on its own.
+SUBCHARTS = ("storage", "raycluster", "ppo-job", "observability")
 DASHBOARDS = CHART / "charts" / "observability" / "dashboards"
 VALUES_SCHEMA = ROOT / "schemas" / "values.schema.yaml"
 CATALOG_SCHEMA = ROOT / "schemas" / "gpu-catalog.schema.yaml"
 CATALOG = Path(__file__).resolve().parent / "catalog.yaml"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+PLATFORMS = Path(__file__).resolve().parent / "platforms"
 VALUES_DIR = ROOT / "values"
 README = ROOT / "README.md"
 VERSIONS_ENV = ROOT / "tools" / "versions.env"
+
+
+def subchart_dir(name: str) -> Path:
+    return CHART / "charts" / name
+
+
+def subchart_values_files() -> list[Path]:
+    return [subchart_dir(name) / "values.yaml" for name in SUBCHARTS]
+
+
+def chart_dirs() -> list[Path]:
+    """The umbrella chart, then each subchart."""
+    return [CHART] + [subchart_dir(name) for name in SUBCHARTS]
 
 
 def tool_cache() -> Path:

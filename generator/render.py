@@ -1,4 +1,4 @@
-"""Writes values/<shape>.yaml for each GPU node type, and the platform overlays, through jinja2."""
+"""Writes values/<shape>.yaml for each GPU node type through jinja2, and copies the platform overlays."""
 
 from __future__ import annotations
 
@@ -36,12 +36,9 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape) -> str:
     )
 
 
-def render_platforms() -> dict[str, str]:
-    """Platform overlays by file name; their templates hold no variables, only the rendering contract."""
-    return {
-        template.name.removesuffix(".j2"): _environment.get_template(f"platforms/{template.name}").render()
-        for template in sorted((paths.TEMPLATES / "platforms").glob("*.yaml.j2"))
-    }
+def platform_overlays() -> dict[str, str]:
+    """Platform overlays by file name: plain files (nothing in them varies), copied to values/platforms/."""
+    return {path.name: path.read_text() for path in sorted(paths.PLATFORMS.glob("*.yaml"))}
 
 
 def write(path: Path, text: str) -> bool:

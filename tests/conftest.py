@@ -44,6 +44,41 @@ def local_cluster(tmp_path_factory):
     cluster.cluster.stop()
 
 
+# Test tiers (README, "Layout"), each a marker: `pytest -m chart`, `pytest -m "not cluster"`.
+# Every test file belongs to exactly one tier, by its name.
+TIERS = {
+    "generator": ("test_generator.py",),
+    "chart": ("test_chart.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
+              "test_observability_chart.py"),
+    "verl": ("test_verl_config.py",),
+    "ray": ("test_submitter_ray.py", "test_prepare.py", "test_benchmarks.py"),
+    "observability": ("test_observability_promql.py", "test_observability_prometheus.py",
+                      "test_observability_tracing.py"),
+    "cluster": ("test_cluster_*.py",),
+    "pods": ("test_pods*.py",),
+    "gpu": ("test_gpu_*.py",),
+}
+
+
+def tier_of(file_name: str) -> str:
+    from fnmatch import fnmatch
+
+    tiers = [tier for tier, patterns in TIERS.items() if any(fnmatch(file_name, pattern) for pattern in patterns)]
+    if len(tiers) != 1:
+        raise pytest.UsageError(f"tests/{file_name} must match exactly one tier of tests/conftest.py TIERS, not {tiers}")
+    return tiers[0]
+
+
+def pytest_configure(config):
+    for tier in TIERS:
+        config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/conftest.py TIERS)")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tier_of(item.path.name)))
+
+
 @pytest.fixture(scope="session")
 def pod_cluster(tmp_path_factory):
     """Tier 7: the local cluster with a real node (kubelet, containerd, CNI, kube-proxy, CoreDNS, kube-router)."""

@@ -64,7 +64,7 @@ CASES = [
     Case("tensor-parallel-spans-nodes", job(rollout={"tensorModelParallelSize": 4}),
          "ppo-job.rollout.tensorModelParallelSize"),
     # GPU totals and the node type.
-    Case("more-gpus-per-node-than-the-node-has", {"global": {"gpu": {"perNode": 4}}}, "global.gpu.perNode"),
+    Case("gpus-per-node-above-any-node", {"global": {"gpu": {"perNode": 17}}}, "global.gpu.perNode"),
     Case("nnodes-overridden-in-extra-args", job(extraArgs=["trainer.nnodes=3"]), "ppo-job.extraArgs[0]"),
     Case("autoscaling-range-excludes-training-workers",
          {"raycluster": {"worker": {"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 3}}}},
@@ -153,3 +153,55 @@ def test_set_flags_are_checked_like_files(helm, capsys):
     assert helm_cli.template(helm, "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=7").returncode != 0
     assert generator_main(["check", "values/seed-2gpu.yaml", "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=7"]) == 1
     assert "ppo-job.actor.ppoMicroBatchSizePerGpu=7: must divide 16" in capsys.readouterr().out
+
+
+# Five rules broken at once (the default seed shape: 4 GPUs, 37.5 CPU nodes).
+MANY_BROKEN = {
+    "ppo-job": {"data": {"trainBatchSize": 250}, "extraArgs": ["trainer.nnodes=3"]},
+    "raycluster": {"head": {"serviceType": "LoadBalancer"}, "worker": {"resources": {"cpu": "64"}}},
+    "storage": {"type": "nas"},
+}
+MANY_BROKEN_FIELDS = ["ppo-job.data.trainBatchSize", "ppo-job.extraArgs[0]", "raycluster.head.serviceType",
+                      "raycluster.worker.resources.cpu", "storage.nas.server"]
+
+
+def test_every_broken_rule_is_listed_in_one_failure(helm, tmp_path, capsys):
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(MANY_BROKEN))
+    result = helm_cli.template(helm, "-f", str(path))
+    assert result.returncode != 0
+    assert "5 value(s) to fix" in result.stderr, result.stderr
+    assert all(f"  - {field}=" in result.stderr for field in MANY_BROKEN_FIELDS), result.stderr
+    assert generator_main(["check", str(path)]) == 1
+    reported = [line.split(": ", 1)[1].split("=", 1)[0] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(reported) == sorted(MANY_BROKEN_FIELDS)
+
+
+# `--set` forms Helm parses its own way: generator check hands them to Helm, so both agree.
+SET_FORMS = [
+    (["--set", "ppo-job.data.trainBatchSize=250,ppo-job.actor.ppoMiniBatchSize=512"],
+     ["ppo-job.data.trainBatchSize", "ppo-job.actor.ppoMiniBatchSize"]),
+    (["--set", "ppo-job.extraArgs[0]=trainer.nnodes=3"], ["ppo-job.extraArgs[0]"]),
+    (["--set", "observability.podMonitor.additionalLabels.volcengine\\.vmp=on"], []),
+    (["--set-string", "raycluster.head.rayStartParams.num-cpus=4"], []),
+    (["--set-json", 'ppo-job.trainer.logger=["console","tensorbord"]'], ["ppo-job.trainer.logger"]),
+]
+
+
+@pytest.mark.parametrize("args,fields", SET_FORMS, ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json"])
+def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields):
+    result = helm_cli.template(helm, *args)
+    code = generator_main(["check", *args])
+    output = capsys.readouterr().out
+    assert (result.returncode == 0) == (code == 0) == (not fields), (result.output, output)
+    for field in fields:
+        case = Case(field, {}, field)
+        assert named(result.output, case) and named(output, case), (result.output, output)
+
+
+def test_check_types_a_values_file_as_helm_does(helm, tmp_path, capsys):
+    """`1e3` is a number to Helm (1000 passes every rule); PyYAML would have called it a string."""
+    path = tmp_path / "exponent.yaml"
+    path.write_text("ppo-job:\n  data:\n    trainBatchSize: 1e3\n")
+    assert helm_cli.template(helm, "-f", str(path)).returncode == 0
+    assert generator_main(["check", str(path)]) == 0, capsys.readouterr().out

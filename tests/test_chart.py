@@ -310,22 +310,3 @@ def test_notes_tell_how_to_follow_the_run_and_find_checkpoints():
     assert "Deleting that Job stops the run" in notes and "maxCheckpointsToKeep" in notes
     assert "/data/checkpoints/verl-ppo/gsm8k" in notes
     assert "port-forward svc/verl-ppo-head-svc 8265:8265" in notes
-
-
-@pytest.mark.parametrize("path", [None, *CI_VALUES], ids=["defaults", *[p.stem for p in CI_VALUES]])
-def test_generator_knows_every_key_the_chart_renders(helm, path):
-    """generator check rejects extraArgs that repeat a rendered key: its key list must be the chart's."""
-    import json
-    import shlex
-
-    import yaml
-
-    from generator.checks import effective_values, rendered_keys
-
-    overlays = [yaml.safe_load(path.read_text())] if path else []
-    result = helm_cli.template(helm, *(["-f", str(path)] if path else []))
-    config = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
-    words = shlex.split(json.loads(config["data"]["job.json"])["entrypoint"])[3:]
-    job = effective_values(overlays)["ppo-job"]
-    extra = set(arg.split("=", 1)[0] for arg in job["extraArgs"])
-    assert {word.split("=", 1)[0] for word in words} - extra == rendered_keys(job)

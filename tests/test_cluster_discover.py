@@ -7,11 +7,10 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.checks import effective_values
+from generator.helmvalues import chart_values
 from generator.discover import DiscoveryError, NodeFacts, group_gpu_nodes
 from generator.quantity import cpu_millis, memory_bytes
 from support.cluster import wait_ready
@@ -76,7 +75,7 @@ def test_values_rendered_from_discovery_install(shape_name, discovered, local_cl
 
     helm = local_cluster.helm(parts().helm)
     args = ["-f", str(values)]
-    level = pod_security_level(effective_values([yaml.safe_load(values.read_text())]))
+    level = pod_security_level(chart_values(values))
     with local_cluster.release_namespace(helm, "verl-ppo", f"discovered-{shape_name}", args, level) as namespace:
         helm.run("install", "verl-ppo", str(CHART), "--namespace", namespace, *args)
         wait_ready(local_cluster, namespace)

@@ -40,7 +40,7 @@ def test_too_big_for_the_node(local_cluster, tmp_path):
     args = ["-f", str(main), "-f", str(too_big)]
     # The same pods get past the chart's guard when the values claim the node is bigger than it is.
     claimed = tmp_path / "claimed-bigger-node.yaml"
-    claimed.write_text(yaml.safe_dump({"gpuShape": {"allocatable": {"cpu": "64"}}}))
+    claimed.write_text(yaml.safe_dump({"raycluster": {"gpuShape": {"allocatable": {"cpu": "64"}}}}))
     past_the_guard = [*args, "-f", str(claimed)]
     with local_cluster.release_namespace(helm, RELEASE, "too-big", past_the_guard) as namespace:
         refused = helm.run("install", RELEASE, str(CHART), "--namespace", namespace, *args, check=False)

@@ -10,7 +10,7 @@ import yaml
 
 from generator import paths
 from generator.catalog import GpuShape, load_catalog
-from generator.checks import effective_values
+from generator.helmvalues import chart_values
 from generator.render import render_shape
 from generator.sizing import RunShape
 from support.cluster import dry_run_restricted, leftovers, wait_ready, warnings
@@ -56,7 +56,7 @@ def assert_ray_pods_on_shape(local_cluster, namespace: str, shape: GpuShape, nod
 def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
     shape = CATALOG.shapes[shape_name]
     main = paths.VALUES_DIR / f"{shape_name}.yaml"
-    values = effective_values([yaml.safe_load(main.read_text())])
+    values = chart_values(main)
     args = values_files(shape, main, tmp_path)
     runner = local_cluster.helm(helm)
     namespace = f"{shape_name}-{helm.name}"

@@ -6,14 +6,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator import globals as chart_globals
 from generator import paths
 from generator.catalog import load_catalog
-from generator.checks import check_values, effective_values
+from generator.check import check
+from generator.helmvalues import HelmInputs, chart_values
 from generator.cli import main
-from generator.render import render_platforms, render_shape
-from generator.schema import chart_schema_json
+from generator.render import platform_overlays, render_shape
+from generator.schema import chart_schemas
 from generator.sizing import RunShape, size
-from generator.valuesdoc import readme_with_table
+from generator.valuesdoc import readmes
 
 CATALOG = load_catalog()
 MODEL = CATALOG.models["qwen2.5-0.5b"]
@@ -86,38 +88,57 @@ def test_values_directory_is_exactly_what_render_writes(shape_name):
 
 
 def test_platform_overlays_are_what_render_writes():
-    for name, text in render_platforms().items():
+    for name, text in platform_overlays().items():
         assert (paths.VALUES_DIR / "platforms" / name).read_text() == text
-    assert set(render_platforms()) == {"vke.yaml", "generic.yaml"}
+    assert set(platform_overlays()) == {"vke.yaml", "generic.yaml"}
 
 
 def test_no_stray_files_in_values():
-    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {f"platforms/{n}" for n in render_platforms()}
+    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {f"platforms/{n}" for n in platform_overlays()}
     present = {str(p.relative_to(paths.VALUES_DIR)) for p in paths.VALUES_DIR.rglob("*.yaml")}
     assert present == rendered
 
 
-def test_chart_schema_is_generated_from_schemas_dir():
-    assert paths.CHART_SCHEMA.read_text() == chart_schema_json(), "run: python -m generator schema"
-    json.loads(paths.CHART_SCHEMA.read_text())
+def test_chart_schemas_are_generated_from_schemas_dir():
+    for path, text in chart_schemas().items():
+        assert path.read_text() == text, f"{path}: run python -m generator schema"
+        json.loads(text)
 
 
-def test_readme_values_table_is_generated_from_values_comments():
-    readme = paths.README.read_text()
-    assert readme == readme_with_table(readme), "run: python -m generator docs"
-    assert "`ppo-job.actor.ppoMicroBatchSizePerGpu`" in readme
+def test_subcharts_carry_the_umbrellas_global_defaults():
+    for path, text in chart_globals.subchart_values().items():
+        assert path.read_text() == text, f"{path}: run python -m generator globals"
+        assert yaml.safe_load(text)["global"] == chart_values()["global"]
+
+
+def test_chart_readmes_are_generated_from_values_comments():
+    for path, text in readmes().items():
+        assert path.read_text() == text, f"{path}: run python -m generator docs"
+    umbrella = (paths.CHART / "README.md").read_text()
+    assert "`ppo-job.actor.ppoMicroBatchSizePerGpu`" in umbrella and "### global" in umbrella
+    raycluster = (paths.subchart_dir("raycluster") / "README.md").read_text()
+    assert "`head.resources.cpu`" in raycluster and "| `global." not in raycluster
+
+
+def passes(*files: Path) -> list[str]:
+    return [str(finding) for finding in check(paths.CHART, HelmInputs(files=files)).findings]
 
 
 def test_every_values_file_passes_check():
     for path in sorted(paths.VALUES_DIR.glob("*.yaml")):
-        values = effective_values([yaml.safe_load(path.read_text())])
-        assert check_values(values) == [], path
+        assert passes(path) == [], path
+
+
+def without_nulls(values):
+    """Helm drops a null default unless a values file is given: absent and null mean the same to the chart."""
+    if isinstance(values, dict):
+        return {key: without_nulls(value) for key, value in values.items() if value is not None}
+    return values
 
 
 def test_chart_defaults_are_the_seed_shape():
-    defaults = effective_values([])
-    seed = effective_values([yaml.safe_load((paths.VALUES_DIR / "seed-2gpu.yaml").read_text())])
-    assert defaults == seed, "values.yaml defaults must equal values/seed-2gpu.yaml"
+    assert without_nulls(chart_values()) == without_nulls(chart_values(paths.VALUES_DIR / "seed-2gpu.yaml")), \
+        "the charts' values.yaml defaults must equal values/seed-2gpu.yaml"
 
 
 def test_check_cli_exit_codes(tmp_path: Path, capsys):
@@ -130,26 +151,27 @@ def test_check_cli_exit_codes(tmp_path: Path, capsys):
     assert "ppo-job.actor.ppoMicroBatchSizePerGpu=7: must divide 16" in out
 
 
-def test_vke_overlay_needs_bucket_and_secret_then_passes_with_every_shape():
-    vke = yaml.safe_load((paths.VALUES_DIR / "platforms" / "vke.yaml").read_text())
-    generic = yaml.safe_load((paths.VALUES_DIR / "platforms" / "generic.yaml").read_text())
-    names = {f.field for f in check_values(effective_values([vke]))}
+def test_vke_overlay_needs_bucket_and_secret_then_passes_with_every_shape(tmp_path: Path):
+    vke, generic = paths.VALUES_DIR / "platforms" / "vke.yaml", paths.VALUES_DIR / "platforms" / "generic.yaml"
+    names = {f.field for f in check(paths.CHART, HelmInputs(files=(vke,))).findings}
     assert {"storage.tos.bucket", "storage.tos.secretName"} <= names
-    completed = {"storage": {"tos": {"bucket": "b", "secretName": "s"}}}
+    completed = tmp_path / "completed.yaml"
+    completed.write_text(yaml.safe_dump({"storage": {"tos": {"bucket": "b", "secretName": "s"}}}))
     for shape_name in CATALOG.shapes:
-        shape = yaml.safe_load((paths.VALUES_DIR / f"{shape_name}.yaml").read_text())
-        assert check_values(effective_values([shape, vke, completed])) == []
-        assert check_values(effective_values([shape, generic])) == []
+        shape = paths.VALUES_DIR / f"{shape_name}.yaml"
+        assert passes(shape, vke, completed) == []
+        assert passes(shape, generic) == []
 
 
 @pytest.mark.parametrize("nodes", [1, 3, 64])
 @pytest.mark.parametrize("shape_name", sorted(load_catalog().shapes))
-def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes):
+def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes, tmp_path: Path):
     """Batches grow with the GPUs where the guide's 256 / 64 no longer give every GPU whole samples."""
     catalog = load_catalog()
-    text = render_shape(catalog.shapes[shape_name], catalog.models["qwen2.5-0.5b"], RunShape(nodes=nodes))
-    values = effective_values([yaml.safe_load(text)])
-    assert [str(f) for f in check_values(values)] == []
+    values_file = tmp_path / "values.yaml"
+    values_file.write_text(render_shape(catalog.shapes[shape_name], catalog.models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
+    assert passes(values_file) == []
+    values = chart_values(values_file)
     gpus = values["global"]["gpu"]["nodes"] * values["global"]["gpu"]["perNode"]
     assert values["ppo-job"]["data"]["trainBatchSize"] >= max(256, gpus)
 

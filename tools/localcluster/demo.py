@@ -6,11 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import yaml
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from generator.checks import effective_values
+from generator.helmvalues import chart_values
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
 from tools.localcluster.demo_realnode import run_real_node_demo, unavailable
@@ -33,8 +32,8 @@ def _jobs_done(api) -> bool:
 
 
 def run_demo(state: Path, values_file: Path, helm_name: str = "helm4", real_node: bool = True) -> int:
-    values = effective_values([yaml.safe_load(values_file.read_text()) or {}])
-    shape = load_catalog().shapes[values["gpuShape"]["name"]]
+    values = chart_values(values_file)
+    shape = load_catalog().shapes[values["raycluster"]["gpuShape"]["name"]]
     node_count = values["global"]["gpu"]["nodes"]
     why_not = unavailable(values_file) if real_node else "asked for kwok nodes (--kwok)"
     if why_not is None:

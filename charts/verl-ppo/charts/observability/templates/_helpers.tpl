@@ -1,10 +1,7 @@
-{{/* Whether to render the PodMonitors: auto follows the cluster's API, true requires it. */}}
+{{/* Whether to render the PodMonitors: auto follows the cluster's API, true requires it (observability.rules). */}}
 {{- define "observability.podMonitorEnabled" -}}
 {{- $setting := .Values.podMonitor.enabled -}}
 {{- $served := .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor" -}}
-{{- if and (eq (toString $setting) "true") (not $served) -}}
-{{- include "verl-ppo.validate.fail" (dict "field" "observability.podMonitor.enabled" "value" true "problem" "but the cluster does not serve monitoring.coreos.com/v1 PodMonitor (no Prometheus operator CRDs)" "fix" "install the prometheus-operator CRDs, or use auto / false (with helm template, pass --api-versions monitoring.coreos.com/v1/PodMonitor)") -}}
-{{- end -}}
 {{- if or (eq (toString $setting) "true") (and (eq (toString $setting) "auto") $served) -}}true{{- end -}}
 {{- end -}}
 

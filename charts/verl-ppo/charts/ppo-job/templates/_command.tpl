@@ -2,12 +2,6 @@
 The veRL command, rendered from values as plain key=value Hydra overrides (never ++key: it hides typos).
 */}}
 
-{{/* Absolute checkpoint directory on the shared volume: veRL's default is relative and vanishes with Ray's temp dir. */}}
-{{- define "ppo-job.checkpointDir" -}}
-{{- $trainer := .Values.trainer -}}
-{{- default (printf "%s/checkpoints/%s/%s" (include "verl-ppo.mountPath" .) .Release.Name $trainer.experimentName) $trainer.checkpointDir -}}
-{{- end -}}
-
 {{/* What differs between the supported veRL versions (JSON): where the critic's FSDP settings live,
      and whether the reward model's rollout engine is a mandatory value (??? since 0.9). */}}
 {{- define "ppo-job.verlFacts" -}}
@@ -21,7 +15,6 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{/* The overrides as a JSON list of "key=value" strings. */}}
 {{- define "ppo-job.overrides" -}}
 {{- $v := .Values -}}
-{{- $gpu := .Values.global.gpu -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $critic := $facts.criticFsdpKey -}}
 {{- $o := list
@@ -44,14 +37,14 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "critic.model.path=%s" (default $v.model.path $v.critic.modelPath))
   (printf "critic.ppo_micro_batch_size_per_gpu=%d" (int $v.critic.ppoMicroBatchSizePerGpu))
   (printf "algorithm.kl_ctrl.kl_coef=%v" $v.algorithm.klCoef)
-  (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger (dig "tensorboard" "enabled" false $v.global))))
+  (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger (include "verl-ppo.tensorboardEnabled" . | eq "true"))))
   (printf "trainer.project_name=%s" $v.trainer.projectName)
   (printf "trainer.experiment_name=%s" $v.trainer.experimentName)
   "trainer.default_hdfs_dir=null"
-  (printf "trainer.default_local_dir=%s" (include "ppo-job.checkpointDir" .))
+  (printf "trainer.default_local_dir=%s" (include "verl-ppo.checkpointDir" .))
   (printf "trainer.resume_mode=%s" $v.trainer.resumeMode)
-  (printf "trainer.n_gpus_per_node=%d" (int $gpu.perNode))
-  (printf "trainer.nnodes=%d" (int $gpu.nodes))
+  (printf "trainer.n_gpus_per_node=%d" (include "verl-ppo.gpusPerNode" . | int))
+  (printf "trainer.nnodes=%d" (include "verl-ppo.gpuNodes" . | int))
   (printf "trainer.save_freq=%d" (int $v.trainer.saveFreq))
   (printf "trainer.test_freq=%d" (int $v.trainer.testFreq))
   (printf "trainer.total_epochs=%d" (int $v.trainer.totalEpochs))
@@ -91,7 +84,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- range $name, $value := .Values.runtimeEnv.env }}
 {{- $_ := set $env $name (toString $value) }}
 {{- end }}
-{{- if and (dig "tensorboard" "enabled" false .Values.global) (not (hasKey $env "TENSORBOARD_DIR")) }}
+{{- if and (include "verl-ppo.tensorboardEnabled" .) (not (hasKey $env "TENSORBOARD_DIR")) }}
 {{- /* One directory per experiment under the release's: TensorBoard shows each as a run of its own. */}}
 {{- $_ := set $env "TENSORBOARD_DIR" (printf "%s/%s/%s" (include "verl-ppo.tensorboardDir" .) .Values.trainer.projectName .Values.trainer.experimentName) }}
 {{- end }}

@@ -29,13 +29,13 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
 {{/* Where the submitter finds the head, the job spec, its submission ids and the GPUs to wait for. */}}
 {{- define "ppo-job.submitterEnv" -}}
 - name: RAY_DASHBOARD_URL
-  value: {{ include "verl-ppo.dashboardURL" . | quote }}
+  value: {{ default (include "verl-ppo.dashboardURL" .) .Values.dashboardURL | quote }}
 - name: VERL_PPO_JOB_SPEC
   value: /etc/verl-ppo/job.json
 - name: VERL_PPO_SUBMISSION_FAMILY
   value: {{ include "ppo-job.configMapName" . | quote }}
 - name: VERL_PPO_EXPECTED_GPUS
-  value: {{ mul (int .Values.global.gpu.nodes) (int .Values.global.gpu.perNode) | quote }}
+  value: {{ include "verl-ppo.totalGpus" . | quote }}
 - name: PYTHONUNBUFFERED
   value: "1"
 {{- end -}}
@@ -43,7 +43,7 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
 {{/* The shared volume at its usual mount path: read-only for the submitter, writable for the preparation Job. */}}
 {{- define "ppo-job.sharedMount" -}}
 - name: shared-data
-  mountPath: {{ .ctx.Values.global.storage.mountPath }}
+  mountPath: {{ include "verl-ppo.mountPath" .ctx }}
   readOnly: {{ .readOnly }}
 {{- end -}}
 

@@ -63,6 +63,6 @@ spec:
 {{/* What the submitter sends to the Ray Jobs API (JSON). entrypoint is the exact veRL command line.
      Nothing per revision in here: an unchanged run keeps its hash, its Job and its Ray job. */}}
 {{- define "ppo-job.jobJson" -}}
-{{- $metadata := dict "release" .Release.Name "checkpointDir" (include "ppo-job.checkpointDir" .) -}}
+{{- $metadata := dict "release" .Release.Name "checkpointDir" (include "verl-ppo.checkpointDir" .) -}}
 {{- dict "entrypoint" (include "ppo-job.entrypoint" .) "runtime_env" (include "ppo-job.runtimeEnv" . | fromJson) "metadata" $metadata | toPrettyJson -}}
 {{- end -}}

@@ -37,7 +37,7 @@
 {{- end }}
 {{- end }}
 {{- end }}
-{{- if (dig "tensorboard" "enabled" false $values.global) }}
+{{- if include "verl-ppo.tensorboardEnabled" .ctx }}
 - name: TENSORBOARD_DIR
   value: {{ include "verl-ppo.tensorboardDir" .ctx | quote }}
 {{- end }}
@@ -57,24 +57,4 @@
   configMap:
     name: {{ include "raycluster.tracingHookConfigMap" . }}
 {{- end }}
-{{- end -}}
-
-{{/* The TensorBoard path needs TensorBoard and the dashboard Ingress; an OTLP endpoint needs the hook. */}}
-{{- define "raycluster.validateObservability" -}}
-{{- $path := dig "tensorboard" "ingressPath" "" .Values.global -}}
-{{- if $path -}}
-{{- if not (dig "tensorboard" "enabled" false .Values.global) -}}
-{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard, which is off" "fix" "--set global.tensorboard.enabled=true, or leave ingressPath empty") -}}
-{{- end -}}
-{{- if not .Values.ingress.enabled -}}
-{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "is a path on the dashboard Ingress, which is off" "fix" "--set raycluster.ingress.enabled=true (with an access control), or leave ingressPath empty") -}}
-{{- end -}}
-{{- if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}
-{{- include "verl-ppo.validate.fail" (dict "field" "global.tensorboard.ingressPath" "value" $path "problem" "is the Ray dashboard's own path (raycluster.ingress.path)" "fix" "use another path, e.g. /tensorboard") -}}
-{{- end -}}
-{{- end -}}
-{{- $hook := .Values.tracing.startupHook -}}
-{{- if and $hook.otlpEndpoint (not $hook.enabled) -}}
-{{- include "verl-ppo.validate.fail" (dict "field" "raycluster.tracing.startupHook.otlpEndpoint" "value" $hook.otlpEndpoint "problem" "is used only by the tracing startup hook, which is off" "fix" "--set raycluster.tracing.startupHook.enabled=true, or leave otlpEndpoint empty") -}}
-{{- end -}}
 {{- end -}}

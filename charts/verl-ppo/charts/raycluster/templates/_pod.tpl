@@ -46,22 +46,23 @@ spec:
     - name: ray-{{ .role }}
       image: {{ include "verl-ppo.image" (dict "global" $global) | quote }}
       imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" (dict "global" $global) }}
+      {{- $ports := include "verl-ppo.ports" $ctx | fromJson }}
       ports:
         {{- if eq .role "head" }}
         - name: gcs-server
-          containerPort: 6379
+          containerPort: {{ $ports.gcs }}
         - name: dashboard
-          containerPort: 8265
+          containerPort: {{ $ports.dashboard }}
         - name: client
-          containerPort: 10001
+          containerPort: {{ $ports.client }}
         # Autoscaler and dashboard metrics: KubeRay does not declare these, the PodMonitor scrapes them.
         - name: as-metrics
-          containerPort: 44217
+          containerPort: {{ $ports.autoscalerMetrics }}
         - name: dash-metrics
-          containerPort: 44227
+          containerPort: {{ $ports.dashboardMetrics }}
         {{- end }}
         - name: metrics
-          containerPort: 8080
+          containerPort: {{ $ports.metrics }}
       {{- $resources := dict "cpu" (toString .node.resources.cpu) "memory" (toString .node.resources.memory) }}
       {{- if gt (int .gpus) 0 }}
       {{- $_ := set $resources $global.gpu.resourceName (int .gpus) }}
@@ -107,7 +108,7 @@ spec:
         - name: log-volume
           mountPath: /tmp/ray
         - name: shared-data
-          mountPath: {{ $global.storage.mountPath | quote }}
+          mountPath: {{ include "verl-ppo.mountPath" $ctx | quote }}
         {{- include "raycluster.tracingHookMount" $ctx | indent 8 }}
         {{- if $values.shm.enabled }}
         - name: dshm
@@ -128,9 +129,4 @@ spec:
         sizeLimit: {{ . | quote }}
         {{- end }}
     {{- end }}
-{{- end -}}
-
-{{/* Worker replicas training needs: every training node but the head when the head trains. */}}
-{{- define "raycluster.workerReplicas" -}}
-{{- sub (int .Values.global.gpu.nodes) (ternary 1 0 .Values.head.trainsOnHead) -}}
 {{- end -}}

@@ -21,9 +21,9 @@ umbrella chart and each subchart compute the same names.
 {{- printf "%s-head-svc" (include "verl-ppo.clusterName" .) -}}
 {{- end -}}
 
-{{/* Ray dashboard / Jobs API address inside the cluster. */}}
+{{/* The release's own Ray dashboard / Jobs API address inside the cluster. */}}
 {{- define "verl-ppo.dashboardURL" -}}
-{{- printf "http://%s.%s.svc:8265" (include "verl-ppo.headServiceName" .) .Release.Namespace -}}
+{{- printf "http://%s.%s.svc:%d" (include "verl-ppo.headServiceName" .) .Release.Namespace (include "verl-ppo.port" (dict "name" "dashboard") | int) -}}
 {{- end -}}
 
 {{/* The shared ReadWriteMany claim: an existing one, or the one the storage component creates. */}}
@@ -46,6 +46,13 @@ umbrella chart and each subchart compute the same names.
 {{/* TensorBoard's Service (observability), also a backend of the dashboard Ingress (raycluster). */}}
 {{- define "verl-ppo.tensorboardServiceName" -}}
 {{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "tensorboard") -}}
+{{- end -}}
+
+{{/* Absolute checkpoint directory on the shared volume: veRL's default is relative and vanishes with Ray's
+     temp dir. Call with the ppo-job component's context (its values: trainer.checkpointDir, experimentName). */}}
+{{- define "verl-ppo.checkpointDir" -}}
+{{- $trainer := .Values.trainer -}}
+{{- default (printf "%s/checkpoints/%s/%s" (include "verl-ppo.mountPath" .) .Release.Name $trainer.experimentName) $trainer.checkpointDir -}}
 {{- end -}}
 
 {{/* Where every pod mounts the shared volume, without a trailing slash (paths under it are built on it). */}}

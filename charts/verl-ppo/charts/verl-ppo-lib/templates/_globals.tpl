@@ -1,0 +1,39 @@
+{{/*
+Release-wide figures, each derived once from `global` (the umbrella's, or a subchart's own copy of its
+defaults when the subchart is installed alone). Call with any chart context (needs .Values.global).
+*/}}
+
+{{/* GPUs of one training node (veRL trainer.n_gpus_per_node); every Ray training pod takes them all. */}}
+{{- define "verl-ppo.gpusPerNode" -}}
+{{- int .Values.global.gpu.perNode -}}
+{{- end -}}
+
+{{/* Training nodes (veRL trainer.nnodes): the head counts when it trains. */}}
+{{- define "verl-ppo.gpuNodes" -}}
+{{- int .Values.global.gpu.nodes -}}
+{{- end -}}
+
+{{/* GPUs of the whole run: veRL's batch rules divide by it, the submitter waits for it. */}}
+{{- define "verl-ppo.totalGpus" -}}
+{{- mul (include "verl-ppo.gpuNodes" . | int) (include "verl-ppo.gpusPerNode" . | int) -}}
+{{- end -}}
+
+{{/* GPU worker pods training needs: every training node but the head when the head trains.
+     Call with (dict "Values" (dict "global" ...) "trainsOnHead" bool). */}}
+{{- define "verl-ppo.workerReplicas" -}}
+{{- sub (include "verl-ppo.gpuNodes" . | int) (ternary 1 0 .trainsOnHead) -}}
+{{- end -}}
+
+{{- define "verl-ppo.tensorboardEnabled" -}}
+{{- if .Values.global.tensorboard.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* Every port the release's objects name (JSON): Ray's on the head and workers, TensorBoard's. */}}
+{{- define "verl-ppo.ports" -}}
+{{- dict "gcs" 6379 "dashboard" 8265 "client" 10001 "metrics" 8080 "autoscalerMetrics" 44217 "dashboardMetrics" 44227 "tensorboard" 6006 | toJson -}}
+{{- end -}}
+
+{{/* One port by name: (dict "ctx" $ "name" "dashboard"). */}}
+{{- define "verl-ppo.port" -}}
+{{- index (include "verl-ppo.ports" . | fromJson) .name | int -}}
+{{- end -}}

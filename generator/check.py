@@ -1,0 +1,109 @@
+"""`generator check`: values against the JSON schema, then the chart's own rules through the pinned
+Helm, then what only Python can know (extraArgs against veRL's own config).
+
+No rule is written here: the chart's rulebook (verl-ppo-lib's _rules.tpl and each component's
+_rules.tpl) is the only one, and Helm merges the values, so this and `helm template` always agree.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from generator import paths, verlconfig
+from generator.helmvalues import HelmInputs, merged_values, template
+
+# One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
+_RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")
+# A Hydra key=value override (what the rulebook accepts in extraArgs).
+OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
+
+
+@dataclass(frozen=True)
+class Finding:
+    field: str
+    value: Any
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.field}={self.value}: {self.problem}; fix: {self.fix}"
+
+
+@dataclass
+class Verdict:
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _readme_of(chart: Path, path: str) -> str:
+    """The README that documents a field: the component's, or the chart's own."""
+    head = path.split(".", 1)[0]
+    readme = paths.subchart_dir(head) / "README.md" if chart == paths.CHART and head in paths.SUBCHARTS else chart / "README.md"
+    return str(readme.relative_to(paths.ROOT) if readme.is_relative_to(paths.ROOT) else readme)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def schema_findings(chart: Path, values: dict[str, Any]) -> list[Finding]:
+    schema = json.loads((chart / "values.schema.json").read_text())
+    findings = []
+    for error in sorted(jsonschema.Draft7Validator(schema).iter_errors(values), key=lambda e: list(map(str, e.absolute_path))):
+        path = ".".join(str(part) for part in error.absolute_path) or "(top level)"
+        findings.append(Finding(path, _short(error.instance), error.message,
+                                f"see the parameter's description in {_readme_of(chart, path)}"))
+    return findings
+
+
+def rule_findings(helm_error: str) -> list[Finding]:
+    """The broken rules in `helm template`'s error; any other error as one finding with Helm's text."""
+    found = [Finding(**match.groupdict()) for match in map(_RULE_LINE.match, helm_error.splitlines()) if match]
+    return found or [Finding("(helm template)", "", helm_error.strip(), "see Helm's message")]
+
+
+def verl_config_findings(job: dict[str, Any], prefix: str) -> tuple[list[Finding], list[str]]:
+    """extraArgs keys that veRL's own config (of the chosen version) rejects, where it is available."""
+    version, extra_args = str(job.get("verlVersion")), job.get("extraArgs") or []
+    if not extra_args:
+        return [], []
+    if not verlconfig.hydra_available():
+        return [], ["extraArgs not checked against veRL's config: hydra-core is not installed"]
+    directory = verlconfig.config_dir(version)
+    if directory is None:
+        return [], [f"extraArgs not checked against veRL's config: veRL {version}'s config not found (run make setup)"]
+    findings = []
+    for index, arg in enumerate(extra_args):
+        why = verlconfig.rejected_override(directory, arg) if OVERRIDE.match(arg) else None
+        if why:
+            findings.append(Finding(f"{prefix}extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
+                                    "fix the key (see veRL's trainer/config/ppo_trainer.yaml)"))
+    return findings, []
+
+
+def check(chart: Path, inputs: HelmInputs) -> Verdict:
+    """Schema first (the rules assume well-typed values), then the chart's rules, then veRL's config."""
+    try:
+        values = merged_values(chart, inputs)
+    except ValueError as refused:
+        return Verdict([Finding("(values)", "", str(refused), "fix the values file or the --set syntax Helm names")])
+    verdict = Verdict(schema_findings(chart, values))
+    if verdict.findings:
+        return verdict
+    rendered = template(chart, inputs)
+    if rendered.returncode:
+        verdict.findings += rule_findings(rendered.stderr)
+    umbrella = chart == paths.CHART
+    job, prefix = (values.get("ppo-job"), "ppo-job.") if umbrella else (values, "")
+    if (umbrella or chart.name == "ppo-job") and job and job.get("enabled", True):
+        findings, notes = verl_config_findings(job, prefix)
+        verdict.findings += findings
+        verdict.notes += notes
+    return verdict
