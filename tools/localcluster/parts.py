@@ -52,17 +52,21 @@ class RealNodeParts:
 
 
 def realnode_parts() -> RealNodeParts:
-    versions, bin_dir = pinned_versions(), tool_cache() / "bin"
     return RealNodeParts(
-        kubelet=bin_dir / f"kubelet-{versions['KUBERNETES_VERSION']}",
-        kube_proxy=bin_dir / f"kube-proxy-{versions['KUBERNETES_VERSION']}",
-        coredns=bin_dir / f"coredns-{versions['COREDNS_VERSION']}",
-        kube_router=bin_dir / f"kube-router-{versions['KUBE_ROUTER_VERSION']}",
-        crictl=bin_dir / f"crictl-{versions['CRICTL_VERSION']}",
+        kubelet=_binary("kubelet", "KUBERNETES_VERSION"),
+        kube_proxy=_binary("kube-proxy", "KUBERNETES_VERSION"),
+        coredns=_binary("coredns", "COREDNS_VERSION"),
+        kube_router=_binary("kube-router", "KUBE_ROUTER_VERSION"),
+        crictl=_binary("crictl", "CRICTL_VERSION"),
         debs=tool_cache() / "realnode" / "debs",
         images=tool_cache() / "images",
         containerd_root=tool_cache() / "realnode" / "containerd",
     )
+
+
+def _binary(name: str, version_key: str) -> Path:
+    """A binary of scripts/build-localcluster.sh: bin/<name>-<pinned version>."""
+    return tool_cache() / "bin" / f"{name}-{pinned_versions()[version_key]}"
 
 
 def kwok_stages_dir() -> Path:
@@ -70,16 +74,15 @@ def kwok_stages_dir() -> Path:
 
 
 def parts(helm: str = "helm4") -> Parts:
-    versions, bin_dir = pinned_versions(), tool_cache() / "bin"
-    kube = versions["KUBERNETES_VERSION"]
+    versions = pinned_versions()
     return Parts(
-        etcd=bin_dir / f"etcd-{versions['ETCD_VERSION']}",
-        apiserver=bin_dir / f"kube-apiserver-{kube}",
-        controller_manager=bin_dir / f"kube-controller-manager-{kube}",
-        scheduler=bin_dir / f"kube-scheduler-{kube}",
-        kwok=bin_dir / f"kwok-{versions['KWOK_VERSION']}",
-        kuberay_operator=bin_dir / f"kuberay-operator-{versions['KUBERAY_VERSION']}",
-        helm=bin_dir / helm,
+        etcd=_binary("etcd", "ETCD_VERSION"),
+        apiserver=_binary("kube-apiserver", "KUBERNETES_VERSION"),
+        controller_manager=_binary("kube-controller-manager", "KUBERNETES_VERSION"),
+        scheduler=_binary("kube-scheduler", "KUBERNETES_VERSION"),
+        kwok=_binary("kwok", "KWOK_VERSION"),
+        kuberay_operator=_binary("kuberay-operator", "KUBERAY_VERSION"),
+        helm=tool_cache() / "bin" / helm,
         kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
         # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.
         crds=sorted((tool_cache() / "crds" / f"kuberay-operator-{versions['KUBERAY_VERSION']}").glob("*.yaml"))
