@@ -22,8 +22,7 @@ from support.realnode import GPUS, VALUES, connects, python_in, ray_jobs
 from tools.localcluster import processes
 from tools.localcluster.pods import containers_ready, run_in, terminated_exit_code
 from tools.localcluster.realnode import NAME as NODE
-from tools.localcluster.release import CHART, claim_volume_path, plant_inputs, prepare, ray_pods, raycluster_ready,
-                                       rayclusters
+from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready, rayclusters
 from tools.localcluster.runtime import IMAGE_BASE_NAMES
 from support.tools import ROOT
 
@@ -119,7 +118,7 @@ def test_ray_containers_are_ready_through_kuberay_probes(release):
         ray = next(c for c in pod.spec.containers if c.name.startswith("ray-"))
         # KubeRay's own probes (it injects them): exec commands asking the raylet and, on the head, the GCS.
         for probe in (ray.readiness_probe, ray.liveness_probe):
-            assert probe and probe.exec and "healthz" in " ".join(probe.exec.command), probe
+            assert probe and probe._exec and "healthz" in " ".join(probe._exec.command), probe
         assert all(s.restart_count == 0 for s in pod.status.container_statuses), pod.status.container_statuses
 
 

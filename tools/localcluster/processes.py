@@ -73,6 +73,14 @@ def stop_pid(pid: int, grace: float = 10.0) -> None:
             time.sleep(0.1)
 
 
+def kill(pid: int) -> None:
+    """SIGKILL to one process, which may be gone already."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def stop_all(state: Path, order: list[str]) -> list[str]:
     """Stops the processes with pid files under state, those named in order first (in that order)."""
     pid_dir = state / "pids"

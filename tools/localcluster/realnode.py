@@ -105,7 +105,7 @@ class RealNode:
             "--proxy-mode=iptables", f"--cluster-cidr={hostnet.POD_CIDR}",
             # NodePorts only on the bridge address, never on this machine's outward interfaces.
             f"--nodeport-addresses={hostnet.NODE_IP}/32",
-            f"--healthz-bind-address=127.0.0.1:{healthz}", "--metrics-bind-address=127.0.0.1:0",
+            f"--healthz-bind-address=127.0.0.1:{healthz}", f"--metrics-bind-address=127.0.0.1:{processes.free_port()}",
             # Leave the machine's conntrack table size alone.
             "--conntrack-max-per-core=0",
         ], env=runtime.env())
@@ -176,6 +176,7 @@ def stop_real_node(state: Path) -> list[str]:
         runtime.remove_pods(parts.crictl)
     stopped += processes.stop_named(state, ["containerd"])
     runtime.kill_shims()
+    _kill_pod_processes()  # what a CRI removal that failed left in the pods' cgroups
     unmount_under(node)
     tools = runtime.tools()
     for cleanup in ([str(parts.kube_proxy), "--cleanup"], [str(parts.kube_router), "--cleanup-config"]):
@@ -186,6 +187,16 @@ def stop_real_node(state: Path) -> list[str]:
     if OWNER.exists() and Path(OWNER.read_text().strip()) == state:
         OWNER.unlink()
     return stopped
+
+
+def _kill_pod_processes() -> None:
+    """SIGKILL to every process still in the kubelet's pod cgroups (the pids hierarchy lists them all)."""
+    top = Path("/sys/fs/cgroup/pids/kubepods")
+    if not top.is_dir():
+        return
+    for procs in top.rglob("cgroup.procs"):
+        for pid in procs.read_text().split():
+            processes.kill(int(pid))
 
 
 def _remove_cgroups() -> None:

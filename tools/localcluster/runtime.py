@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import tarfile
 from dataclasses import dataclass
@@ -118,10 +117,7 @@ state = "{self.state / 'containerd'}"
         of their own). A shim names its containerd's socket on its command line."""
         shims = processes.pids_with_argument(str(self.socket))
         for pid in shims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            processes.kill(pid)
         return shims
 
 
