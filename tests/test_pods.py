@@ -172,6 +172,43 @@ def test_the_shared_volume_shows_the_same_files_on_both_nodes(release):
         assert read.code == 0 and read.output.split() == ["from-head", "from-worker"], (pod, read.output)
 
 
+PREFLIGHT = CHART / "charts" / "ppo-job" / "files" / "preflight.py"
+
+
+def set_worker_shared_volume(release: Release, volume: dict) -> None:
+    """Gives the worker group another shared-data volume and replaces the worker pod (KubeRay makes the new one)."""
+    custom = client.CustomObjectsApi(release.api)
+    cluster = release.pod("head").metadata.labels["ray.io/cluster"]
+    body = custom.get_namespaced_custom_object("ray.io", "v1", NAMESPACE, "rayclusters", cluster)
+    volumes = body["spec"]["workerGroupSpecs"][0]["template"]["spec"]["volumes"]
+    volumes[:] = [v for v in volumes if v["name"] != "shared-data"] + [{"name": "shared-data", **volume}]
+    custom.replace_namespaced_custom_object("ray.io", "v1", NAMESPACE, "rayclusters", cluster, body)
+    old = release.worker
+    release.core.delete_namespaced_pod(old, NAMESPACE, grace_period_seconds=0)
+    processes.wait_for("the worker replaced and ready", lambda: release.worker != old and raycluster_ready(release.api, NAMESPACE)
+                       and containers_ready(release.pod("worker")), 300, interval=2)
+
+
+def test_the_preflight_names_the_node_whose_volume_differs(release):
+    """A worker with a volume of its own (an emptyDir where the claim should be): the preflight fails and names it."""
+    job = next(d for d in yaml.safe_load_all(release.helm.run("get", "manifest", RELEASE, "--namespace", NAMESPACE).stdout)
+               if d and d["kind"] == "Job")
+    expected = next(e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
+                    if e["name"] == "VERL_PPO_PREFLIGHT_EXPECTED")
+    claim = next(v for v in release.pod("worker").spec.volumes if v.name == "shared-data").persistent_volume_claim.claim_name
+    set_worker_shared_volume(release, {"emptyDir": {}})
+    try:
+        worker_ip = release.pod("worker").status.pod_ip
+        result = run_in(release.api, NAMESPACE, release.head, ["python3", "-c", PREFLIGHT.read_text(), expected], timeout=300)
+        assert result.code == 1, result.output
+        failed = next(line for line in result.output.splitlines() if line.startswith("preflight FAILED on:"))
+        assert worker_ip in failed and release.worker in failed and release.pod("head").status.pod_ip not in failed, result.output
+        worker_row = next(line for line in result.output.splitlines() if line.startswith(worker_ip))
+        assert "another volume" in worker_row, result.output
+    finally:
+        set_worker_shared_volume(release, {"persistentVolumeClaim": {"claimName": claim}})
+
+
 def test_the_submitter_submits_through_the_service_and_exits_with_the_run(release):
     job = release.submitter_jobs()[-1]
     finished = release.finished_job(job.metadata.name)
