@@ -206,19 +206,19 @@ def preflight_settings(mount, inputs: list[str]) -> dict[str, str]:
 def test_a_passing_preflight_prints_its_table_and_the_run_follows(dashboard, tmp_path):
     data = tmp_path / "train.parquet"
     data.write_text("rows")
-    prefix = "preflight-ppo-job-0001"
+    prefix = "checked-ppo-job-0001"
     code, output = finish(start_submitter(dashboard, tmp_path, prefix, **preflight_settings(tmp_path, [str(data)])))
     assert code == 0, output
     assert "preflight, one row per Ray node:" in output and "preflight passed on 1 nodes" in output, output
     assert "stand-in driver: done, exiting 0" in output
-    runs = [j["submission_id"] for j in jobs(dashboard, prefix) if "preflight" not in j["submission_id"]]
+    runs = [j["submission_id"] for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]]
     assert runs == [f"{prefix}-a1"]
 
 
 def test_a_failing_preflight_names_the_node_and_submits_nothing(dashboard, tmp_path):
-    prefix = "preflight-bad-ppo-job-0001"
+    prefix = "checked-bad-ppo-job-0001"
     missing = str(tmp_path / "absent.parquet")
     code, output = finish(start_submitter(dashboard, tmp_path, prefix, **preflight_settings(tmp_path, [missing])))
     assert code == 5, output
     assert f"missing {missing}" in output and "preflight FAILED on:" in output, output
-    assert [j for j in jobs(dashboard, prefix) if "preflight" not in j["submission_id"]] == []
+    assert [j for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]] == []
