@@ -207,6 +207,8 @@ def test_the_preflight_names_the_node_whose_volume_differs(release):
         assert "another volume" in worker_row, result.output
     finally:
         set_worker_shared_volume(release, {"persistentVolumeClaim": {"claimName": claim}})
+        # The hand edit made this test a field manager of the RayCluster: Helm takes its fields back.
+        release.upgrade("--force-conflicts")
 
 
 def test_the_submitter_submits_through_the_service_and_exits_with_the_run(release):
@@ -270,7 +272,8 @@ def test_an_upgrade_that_changes_the_run_supersedes_it_and_a_failed_run_fails_th
 
 def test_uninstall_runs_the_pre_delete_hook_and_the_run_ends_stopped(release):
     known = {j.metadata.name for j in release.submitter_jobs()}
-    release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_SECONDS=600")
+    # A run of its own (601 s): the 600 s one of the test before is a Job whose attempt 1 was stopped.
+    release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_SECONDS=601")
     running = f"{release.new_job_after(known)}-a1"
     release.wait_ray_job(running, {"RUNNING"})
     url = f"http://{release.pod('head').status.pod_ip}:8265/api/jobs/{running}"
