@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds the parts of the local cluster (test tier 6, `make demo`) from the package registries:
-# kube-apiserver, kube-controller-manager and kube-scheduler from the k8s.io/kubernetes module,
-# etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok, the KubeRay operator and Kueue's
-# controller from their Go modules. Binaries are cached under $VERL_PPO_CACHE/bin, named by version; a cached one is
-# reused. Builds run under `nice` with few parallel jobs: the machines have 2 cores shared with
-# other work. setup.sh sources this file for its steps (scripts/steps.sh); run alone, it runs them.
+# Builds the parts of the local cluster (test tiers 6 and 7, `make demo`) from the package registries:
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy from the
+# k8s.io/kubernetes module, etcd from go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok, the KubeRay
+# operator and Kueue's controller from their Go modules; for the real node, Debian's containerd, runc,
+# CNI plugins, iptables and ipset unpacked into the cache, CoreDNS, kube-router (its NetworkPolicy
+# firewall) and crictl from their Go modules, and its images (scripts/build-images.sh). Binaries are
+# cached under $VERL_PPO_CACHE/bin, named by version; a cached one is reused. Builds run under `nice`
+# with few parallel jobs: the machines have 2 cores shared with other work. setup.sh sources this file
+# for its steps (scripts/steps.sh); run alone, it runs them.
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -37,12 +40,14 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	_ "k8s.io/kubernetes/cmd/kubelet/app"
+	_ "k8s.io/kubernetes/cmd/kube-proxy/app"
 )
 GO
   (cd "$dir" && GOFLAGS=-mod=mod go mod tidy >/dev/null)
 }
 
-kubernetes_binaries=(kube-apiserver kube-controller-manager kube-scheduler)
+kubernetes_binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 kubernetes_ready() {
   local b
   for b in "${kubernetes_binaries[@]}"; do [ -x "$bin/$b-$KUBERNETES_VERSION" ] || return 1; done
@@ -61,10 +66,9 @@ build_kubernetes() {
   done
   local out="$cache/build/out-$version"
   mkdir -p "$out"
-  # One `go build` for the three binaries, so the packages they share compile once.
+  # One `go build` for every binary, so the packages they share compile once.
   (cd "$dir" && nice go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler)
+    "${kubernetes_binaries[@]/#/k8s.io/kubernetes/cmd/}")
   for b in "${kubernetes_binaries[@]}"; do mv "$out/$b" "$bin/$b-$version"; done
 }
 
@@ -74,6 +78,61 @@ build_go_binary() {  # build_go_binary NAME PACKAGE VERSION: `go install PACKAGE
   GOBIN="$tmp" GOFLAGS=-mod=mod nice go install -p "$jobs" -trimpath -ldflags "-s -w" "$package@$version"
   mv "$tmp/$(basename "${package%/cmd}")" "$bin/$name-$version" 2>/dev/null || mv "$tmp"/* "$bin/$name-$version"
   rm -rf "$tmp"
+}
+
+# The Debian packages, unpacked into realnode/debs; its PINNED file names what it holds. sbin/ holds
+# the names the node's programs call (iptables, ...): Debian points them at alternatives, which an
+# unpacked tree lacks.
+debs_ready() { [ "$(cat "$cache/realnode/debs/PINNED" 2>/dev/null)" = "$REALNODE_DEBS" ]; }
+unpack_debs() {
+  local dest="$cache/realnode/debs" tmp
+  tmp=$(mktemp -d)
+  chown _apt "$tmp" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
+  # shellcheck disable=SC2086  # one word per package
+  if ! (cd "$tmp" && apt-get download -qq $REALNODE_DEBS); then
+    apt-get update -q >/dev/null
+    # shellcheck disable=SC2086
+    (cd "$tmp" && apt-get download -qq $REALNODE_DEBS) ||
+      { echo "build-localcluster: Debian no longer serves one of REALNODE_DEBS: pin the versions apt-cache policy lists in tools/versions.env" >&2; exit 1; }
+  fi
+  rm -rf "$dest"
+  mkdir -p "$dest/sbin"
+  for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$dest/root"; done
+  for name in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+    ln -s ../root/usr/sbin/xtables-nft-multi "$dest/sbin/$name"
+  done
+  for name in ipset conntrack runc debootstrap; do ln -s "../root/usr/sbin/$name" "$dest/sbin/$name"; done
+  for name in containerd containerd-shim-runc-v2 ctr umoci; do ln -s "../root/usr/bin/$name" "$dest/sbin/$name"; done
+  rm -rf "$tmp"
+  echo "$REALNODE_DEBS" > "$dest/PINNED"
+}
+
+# CoreDNS with the plugins the node's DNS uses only (its full build links every cloud's SDK): a
+# main over coremain with a directive list in CoreDNS's own order (its plugin.cfg).
+coredns_ready() { [ -x "$bin/coredns-$COREDNS_VERSION" ]; }
+build_coredns() {
+  local dir="$cache/build/coredns-$COREDNS_VERSION" plugin imports=""
+  local plugins=(bind ready health errors log cache template kubernetes)
+  mkdir -p "$dir"
+  for plugin in "${plugins[@]}"; do imports+=$'\t_ "github.com/coredns/coredns/plugin/'"$plugin"$'"\n'; done
+  printf 'module verl-ppo.local/coredns-build\n\ngo 1.25.0\n\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION" > "$dir/go.mod"
+  cat > "$dir/main.go" <<GO
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
+
+$imports)
+
+func init() {
+	dnsserver.Directives = []string{$(printf '"%s", ' "${plugins[@]}")}
+}
+
+func main() { coremain.Run() }
+GO
+  (cd "$dir" && gofmt -w main.go && GOFLAGS=-mod=mod go mod tidy >/dev/null && \
+    nice go build -p "$jobs" -trimpath -ldflags "-s -w" -o "$bin/coredns-$COREDNS_VERSION" .)
 }
 
 # etcd's own main package lives in a module with local replace directives (no `go install @version`):
@@ -90,6 +149,12 @@ build_etcd() {
 
 kwok_ready() { [ -x "$bin/kwok-$KWOK_VERSION" ]; }
 build_kwok() { build_go_binary kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"; }
+kube_router_ready() { [ -x "$bin/kube-router-$KUBE_ROUTER_VERSION" ]; }
+build_kube_router() { build_go_binary kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router "$KUBE_ROUTER_VERSION"; }
+crictl_ready() { [ -x "$bin/crictl-$CRICTL_VERSION" ]; }
+build_crictl() { build_go_binary crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"; }
+images_ready() { bash "$root/scripts/build-images.sh" --check; }
+build_images() { bash "$root/scripts/build-images.sh"; }
 kuberay_operator_ready() { [ -x "$bin/kuberay-operator-$KUBERAY_VERSION" ]; }
 build_kuberay_operator() { build_go_binary kuberay-operator github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION"; }
 # Kueue (the queue tests): only the controller's main package, not the module's kueuectl, kueueviz or
@@ -122,10 +187,16 @@ copy_module_files() {
 
 add_step cluster-files "KubeRay $KUBERAY_VERSION CRDs and kwok $KWOK_VERSION stages for the local cluster" cluster_files_ready copy_module_files
 add_step etcd "etcd $ETCD_VERSION from go.etcd.io/etcd/server/v3" etcd_ready build_etcd
-add_step kubernetes "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION (one go build, the longest step)" kubernetes_ready build_kubernetes
+add_step kubernetes "kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy $KUBERNETES_VERSION (one go build, the longest step)" kubernetes_ready build_kubernetes
 add_step kwok "kwok $KWOK_VERSION" kwok_ready build_kwok
 add_step kuberay-operator "KubeRay operator $KUBERAY_VERSION" kuberay_operator_ready build_kuberay_operator
 add_step kueue "Kueue $KUEUE_VERSION controller (cmd/kueue) and its CRDs" kueue_ready build_kueue
+# The real node (tier 7, `make demo`): its kubelet and kube-proxy come with the kubernetes step.
+add_step realnode-debs "Debian containerd, runc, CNI plugins, iptables, ipset, debootstrap, umoci (unpacked)" debs_ready unpack_debs
+add_step coredns "CoreDNS $COREDNS_VERSION (the node's DNS plugins only)" coredns_ready build_coredns
+add_step kube-router "kube-router $KUBE_ROUTER_VERSION (NetworkPolicy firewall)" kube_router_ready build_kube_router
+add_step crictl "crictl $CRICTL_VERSION" crictl_ready build_crictl
+add_step images "the real node's pause and Ray images (debootstrap, umoci)" images_ready build_images
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   run_steps

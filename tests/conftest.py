@@ -81,3 +81,17 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         item.add_marker(getattr(pytest.mark, tier_of(item.path.name)))
+
+
+@pytest.fixture(scope="session")
+def pod_cluster(tmp_path_factory):
+    """Tier 7: the local cluster with a real node (kubelet, containerd, CNI, kube-proxy, CoreDNS, kube-router)."""
+    from support.realnode import start_pod_cluster
+    from tools.localcluster.parts import parts, realnode_parts
+
+    missing = parts().missing() + realnode_parts().missing()
+    if missing:
+        pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run scripts/setup.sh first")
+    cluster = start_pod_cluster(tmp_path_factory.mktemp("podcluster"))
+    yield cluster
+    cluster.cluster.stop()

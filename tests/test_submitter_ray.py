@@ -254,3 +254,33 @@ def test_no_checkpoint_yet_starts_from_scratch(dashboard, tmp_path):
     prefix = "fresh-ppo-job-0001"
     code, output = finish(start_submitter(dashboard, tmp_path, prefix, resume_check_dir=str(tmp_path / "none")))
     assert code == 0 and "submitted" in output and "resuming" not in output, output
+
+
+PREFLIGHT = SUBMITTER.with_name("preflight.py")
+
+
+def preflight_settings(mount, inputs: list[str]) -> dict[str, str]:
+    """The preflight as the chart renders it, for this one-node head with all GPUS on it."""
+    expected = {"mountPath": str(mount), "inputs": inputs, "gpusPerNode": GPUS, "gpuNodes": 1, "ncclEnv": {}}
+    return {"preflight": str(PREFLIGHT), "preflight_expected": json.dumps(expected)}
+
+
+def test_a_passing_preflight_prints_its_table_and_the_run_follows(dashboard, tmp_path):
+    data = tmp_path / "train.parquet"
+    data.write_text("rows")
+    prefix = "checked-ppo-job-0001"
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, **preflight_settings(tmp_path, [str(data)])))
+    assert code == 0, output
+    assert "preflight, one row per Ray node:" in output and "preflight passed on 1 nodes" in output, output
+    assert "stand-in driver: done, exiting 0" in output
+    runs = [j["submission_id"] for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]]
+    assert runs == [f"{prefix}-a1"]
+
+
+def test_a_failing_preflight_names_the_node_and_submits_nothing(dashboard, tmp_path):
+    prefix = "checked-bad-ppo-job-0001"
+    missing = str(tmp_path / "absent.parquet")
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, **preflight_settings(tmp_path, [missing])))
+    assert code == 5, output
+    assert f"missing {missing}" in output and "preflight FAILED on:" in output, output
+    assert [j for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]] == []

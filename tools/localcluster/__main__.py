@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tools.localcluster import processes
-from tools.localcluster.cluster import STOP_ORDER
+from tools.localcluster.cluster import stop_cluster
 from tools.localcluster.demo import run_demo
 from tools.localcluster.parts import ROOT
 
@@ -21,18 +21,19 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="start the cluster with nodes of the values file's shape and install the release")
     demo.add_argument("--values", type=Path, default=ROOT / "values" / "seed-2gpu.yaml")
     demo.add_argument("--helm", choices=["helm3", "helm4"], default="helm4")
+    demo.add_argument("--kwok", action="store_true", help="kwok nodes only, even where a real node could run the seed's release")
     sub.add_parser("down", help="stop every process `demo` started")
     sub.add_parser("status", help="which processes of the cluster run")
     args = root.parse_args(argv)
 
     if args.command == "demo":
         try:
-            return run_demo(args.state, args.values, args.helm)
+            return run_demo(args.state, args.values, args.helm, real_node=not args.kwok)
         except (OSError, RuntimeError, TimeoutError) as error:
             print(f"demo: {error}", file=sys.stderr)
             return 1
     if args.command == "down":
-        stopped = processes.stop_all(args.state, STOP_ORDER)
+        stopped = stop_cluster(args.state)
         print(f"stopped: {', '.join(stopped)}" if stopped else f"nothing runs from {args.state}")
         return 0
     for name, alive in processes.running(args.state).items():

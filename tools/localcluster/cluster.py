@@ -13,11 +13,12 @@ import yaml
 from kubernetes import client, config
 
 from tools.localcluster import pki, processes
+from tools.localcluster.hostnet import SERVICE_RANGE
 from tools.localcluster.parts import Parts, parts
+from tools.localcluster.realnode import RealNode, stop_real_node
 
 # Stop order: the clients of the apiserver first, etcd last.
 STOP_ORDER = ["kueue", "kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
-SERVICE_RANGE = "10.96.0.0/16"
 # Marks the nodes kwok plays (its --manage-nodes-with-annotation-selector).
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # kwok renews the fake nodes' leases; the node lifecycle controller reads them as heartbeats and
@@ -71,8 +72,18 @@ class LocalCluster:
             raise
         return self
 
+    def start_real_node(self, gpus: int, labels: dict[str, str]) -> RealNode:
+        """Adds the real node (realnode.py) to the running cluster; stops everything on failure."""
+        node = RealNode(self.state, self.kubeconfig, self.pki_dir, gpus, labels)
+        try:
+            node.start(self.api())
+        except BaseException:
+            self.stop()
+            raise
+        return node
+
     def stop(self) -> list[str]:
-        return processes.stop_all(self.state, STOP_ORDER)
+        return stop_cluster(self.state)
 
     def _start_etcd_and_apiserver(self) -> None:
         etcd_port, peer_port, api_port = processes.free_port(), processes.free_port(), processes.free_port()
@@ -96,6 +107,9 @@ class LocalCluster:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p / 'sa.pub'}", f"--service-account-signing-key-file={p / 'sa.key'}",
             f"--service-cluster-ip-range={SERVICE_RANGE}", "--profiling=false",
+            # exec and logs on a real node: the kubelet trusts the cluster's CA and serves on the node's address.
+            f"--kubelet-client-certificate={p / 'admin.crt'}", f"--kubelet-client-key={p / 'admin.key'}",
+            "--kubelet-preferred-address-types=InternalIP",
         ])
         self.apiserver_url = f"https://127.0.0.1:{api_port}"
         self._write_kubeconfig()
@@ -139,6 +153,12 @@ class LocalCluster:
         ], env={"KUBECONFIG": str(self.kubeconfig)})
         processes.wait_for("kuberay-operator", lambda: _get(f"http://127.0.0.1:{probe}/readyz"), 120,
                            self.log("kuberay-operator"))
+
+
+def stop_cluster(state: Path) -> list[str]:
+    """Stops what a cluster started from state: its real node first (its pods, network and rules
+    removed), then the kwok nodes' controller, the operator and the control plane."""
+    return stop_real_node(state) + processes.stop_all(state, STOP_ORDER)
 
 
 def _get(url: str, pki_dir: Path | None = None) -> bool:

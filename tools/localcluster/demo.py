@@ -12,6 +12,7 @@ from generator.catalog import load_catalog
 from generator.helmvalues import chart_values
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
+from tools.localcluster.demo_realnode import run_real_node_demo, unavailable
 from tools.localcluster.nodes import GPU_TAINT, create_cpu_node, create_nodes, ready_nodes
 from generator.paths import pinned_versions
 from tools.localcluster.parts import ROOT, parts
@@ -30,10 +31,15 @@ def _jobs_done(api) -> bool:
     return all(job.status.succeeded for job in client.BatchV1Api(api).list_namespaced_job(NAMESPACE).items)
 
 
-def run_demo(state: Path, values_file: Path, helm_name: str = "helm4") -> int:
+def run_demo(state: Path, values_file: Path, helm_name: str = "helm4", real_node: bool = True) -> int:
     values = chart_values(values_file)
     shape = load_catalog().shapes[values["raycluster"]["gpuShape"]["name"]]
     node_count = values["global"]["gpu"]["nodes"]
+    why_not = unavailable(values_file) if real_node else "asked for kwok nodes (--kwok)"
+    if why_not is None:
+        return run_real_node_demo(state, values_file, helm_name, shape.name,
+                                  node_count * values["global"]["gpu"]["perNode"], RELEASE, NAMESPACE)
+    print(f"No real node: {why_not}; kwok plays the nodes.")
     versions = pinned_versions()
     started = time.monotonic()
     cluster = LocalCluster(state, parts(helm_name)).start()

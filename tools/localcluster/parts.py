@@ -35,23 +35,58 @@ class Parts:
         return absent
 
 
+@dataclass(frozen=True)
+class RealNodeParts:
+    """The real node's programs (scripts/build-localcluster.sh) and its images (scripts/build-images.sh)."""
+    kubelet: Path
+    kube_proxy: Path
+    coredns: Path
+    kube_router: Path
+    crictl: Path
+    debs: Path  # Debian's containerd, runc, CNI plugins, iptables, ... unpacked (realnode/debs)
+    images: Path  # the images' OCI archives
+    containerd_root: Path  # containerd's content and snapshots: images stay imported between runs
+
+    def missing(self) -> list[Path]:
+        files = [self.kubelet, self.kube_proxy, self.coredns, self.kube_router, self.crictl,
+                 self.debs / "sbin" / "containerd", self.images / "pause.tar", self.images / "ray.tar"]
+        return [path for path in files if not path.exists()]
+
+
+def realnode_parts() -> RealNodeParts:
+    return RealNodeParts(
+        kubelet=_binary("kubelet", "KUBERNETES_VERSION"),
+        kube_proxy=_binary("kube-proxy", "KUBERNETES_VERSION"),
+        coredns=_binary("coredns", "COREDNS_VERSION"),
+        kube_router=_binary("kube-router", "KUBE_ROUTER_VERSION"),
+        crictl=_binary("crictl", "CRICTL_VERSION"),
+        debs=tool_cache() / "realnode" / "debs",
+        images=tool_cache() / "images",
+        containerd_root=tool_cache() / "realnode" / "containerd",
+    )
+
+
+def _binary(name: str, version_key: str) -> Path:
+    """A binary of scripts/build-localcluster.sh: bin/<name>-<pinned version>."""
+    return tool_cache() / "bin" / f"{name}-{pinned_versions()[version_key]}"
+
+
 def kwok_stages_dir() -> Path:
     return tool_cache() / "kwok-stages" / pinned_versions()["KWOK_VERSION"]
 
 
 def parts(helm: str = "helm4") -> Parts:
-    versions, bin_dir = pinned_versions(), tool_cache() / "bin"
-    kube = versions["KUBERNETES_VERSION"]
+    versions = pinned_versions()
     return Parts(
-        etcd=bin_dir / f"etcd-{versions['ETCD_VERSION']}",
-        apiserver=bin_dir / f"kube-apiserver-{kube}",
-        controller_manager=bin_dir / f"kube-controller-manager-{kube}",
-        scheduler=bin_dir / f"kube-scheduler-{kube}",
-        kwok=bin_dir / f"kwok-{versions['KWOK_VERSION']}",
-        kuberay_operator=bin_dir / f"kuberay-operator-{versions['KUBERAY_VERSION']}",
-        kueue=bin_dir / f"kueue-{versions['KUEUE_VERSION']}",
+        etcd=_binary("etcd", "ETCD_VERSION"),
+        apiserver=_binary("kube-apiserver", "KUBERNETES_VERSION"),
+        controller_manager=_binary("kube-controller-manager", "KUBERNETES_VERSION"),
+        scheduler=_binary("kube-scheduler", "KUBERNETES_VERSION"),
+        kwok=_binary("kwok", "KWOK_VERSION"),
+        kuberay_operator=_binary("kuberay-operator", "KUBERAY_VERSION"),
+        kueue=_binary("kueue", "KUEUE_VERSION"),
         kueue_files=tool_cache() / f"kueue-{versions['KUEUE_VERSION']}",
-        helm=bin_dir / helm,
+        helm=tool_cache() / "bin" / helm,
         kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
         # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.
         crds=sorted((tool_cache() / "crds" / f"kuberay-operator-{versions['KUBERAY_VERSION']}").glob("*.yaml"))

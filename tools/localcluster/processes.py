@@ -73,16 +73,59 @@ def stop_pid(pid: int, grace: float = 10.0) -> None:
             time.sleep(0.1)
 
 
+def kill(pid: int) -> None:
+    """SIGKILL to one process, which may be gone already."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def stop_all(state: Path, order: list[str]) -> list[str]:
     """Stops the processes with pid files under state, those named in order first (in that order)."""
     pid_dir = state / "pids"
     if not pid_dir.is_dir():
         return []
     names = [name for name in order if (pid_dir / name).exists()]
-    names += sorted(path.name for path in pid_dir.iterdir() if path.name not in names)
+    return stop_named(state, names + sorted(path.name for path in pid_dir.iterdir() if path.name not in names))
+
+
+def stop_named(state: Path, names: list[str]) -> list[str]:
+    """Stops, in order, those of the named processes that have pid files under state; returns their names."""
+    stopped = []
     for name in names:
-        stop_one(state, name)
-    return names
+        if (state / "pids" / name).exists():
+            stop_one(state, name)
+            stopped.append(name)
+    return stopped
+
+
+def pids(state: Path) -> dict[str, int]:
+    """The running processes started under state, by name."""
+    pid_dir = state / "pids"
+    found = {path.name: _recorded(path) for path in sorted(pid_dir.iterdir())} if pid_dir.is_dir() else {}
+    return {name: pid for name, pid in found.items() if pid}
+
+
+def pids_with_argument(word: str) -> list[int]:
+    """Processes of this machine with word as one of their command-line arguments."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if word.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def run_quietly(command: list[str], env: dict[str, str], timeout: float = 60) -> int:
+    """Runs a cleanup command, its output dropped; its exit status (or -1 when it would not run)."""
+    try:
+        return subprocess.run(command, env=env, capture_output=True, timeout=timeout).returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return -1
 
 
 def stop_one(state: Path, name: str) -> None:

@@ -3,6 +3,7 @@ volume its claim binds to, helm itself, and what the release's objects report.""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,8 @@ from kubernetes import client
 from tools.localcluster.parts import ROOT
 
 CHART = ROOT / "charts" / "verl-ppo"
+# The seed's release scaled to the real node (image, resources, stand-in driver): tier 7 and make demo.
+REALNODE_VALUES = CHART / "ci" / "realnode-values.yaml"
 RAY = ("ray.io", "v1", "rayclusters")
 RAY_JOBS = ("ray.io", "v1", "rayjobs")
 POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
@@ -47,9 +50,14 @@ def create_namespace(api: client.ApiClient, name: str, enforce: str = "baseline"
     client.CoreV1Api(api).create_namespace({"metadata": {"name": name, "labels": labels}})
 
 
+def claim_volume_path(namespace: str, claim: str) -> Path:
+    """This machine's directory behind the release's claim: the real node's pods mount it; kwok mounts nothing."""
+    return Path("/var/lib/verl-ppo-localcluster") / f"{namespace}-{claim}"
+
+
 def create_claim_volume(api: client.ApiClient, namespace: str, claim: str, size: str) -> str:
     """A volume reserved for the release's claim (claimRef), as an administrator pre-provisions one
-    where no ReadWriteMany provisioner runs. kwok mounts nothing, so hostPath is never touched."""
+    where no ReadWriteMany provisioner runs: a hostPath, the same directory for every pod of the real node."""
     name = f"{namespace}-{claim}"
     client.CoreV1Api(api).create_persistent_volume({
         "metadata": {"name": name, "labels": {"verl-ppo.io/localcluster": "claim-volume"}},
@@ -57,7 +65,7 @@ def create_claim_volume(api: client.ApiClient, namespace: str, claim: str, size:
             "capacity": {"storage": size}, "accessModes": ["ReadWriteMany"],
             "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "",
             "claimRef": {"namespace": namespace, "name": claim},
-            "hostPath": {"path": f"/var/lib/verl-ppo-localcluster/{name}", "type": "DirectoryOrCreate"},
+            "hostPath": {"path": str(claim_volume_path(namespace, claim)), "type": "DirectoryOrCreate"},
         },
     })
     return name
@@ -70,6 +78,25 @@ def prepare(api: client.ApiClient, helm: Helm, release: str, namespace: str, val
     claim = helm.claim(release, namespace, *values_args)
     if claim:
         create_claim_volume(api, namespace, *claim)
+
+
+def plant_inputs(helm: Helm, release: str, namespace: str, values_args: list[str]) -> Path:
+    """Writes placeholder files where the release's submitter looks for its inputs (data files, model
+    config: VERL_PPO_INPUTS of its rendered Job) into the claim's directory on this machine, so a real
+    submitter finds them; the stand-in driver reads none. Returns that directory."""
+    rendered = [d for d in yaml.safe_load_all(helm.run("template", release, str(CHART), "--namespace", namespace,
+                                                        *values_args).stdout) if d]
+    claim = next(d["metadata"]["name"] for d in rendered if d["kind"] == "PersistentVolumeClaim")
+    job = next(d for d in rendered if d["kind"] == "Job" and "helm.sh/hook" not in d["metadata"].get("annotations", {}))
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    inputs = next(json.loads(e["value"]) for e in container["env"] if e["name"] == "VERL_PPO_INPUTS")
+    mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "shared-data")
+    directory = claim_volume_path(namespace, claim)
+    for path in inputs:
+        target = directory / Path(path).relative_to(mount)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("placeholder written by tools/localcluster (the stand-in driver reads none)\n")
+    return directory
 
 
 def release_pods(api: client.ApiClient, namespace: str, release: str) -> list[client.V1Pod]:

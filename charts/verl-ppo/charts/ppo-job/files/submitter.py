@@ -14,7 +14,10 @@ Before anything is submitted, the inputs on the shared volume (data files, model
 function) must be there: checked once, or waited for while the chart's preparation Job writes them.
 And the checkpoint veRL would resume from must have been written by as many GPUs as the release has:
 its FSDP shards are per rank (global_step_N/actor/model_world_size_W_rank_R.pt), so a run resumed
-on another GPU count fails deep inside the run, after the cluster came up.
+on another GPU count fails deep inside the run, after the cluster came up. Then, before a new
+attempt is submitted, the preflight (preflight.py, a short Ray job with a task on every node) checks
+the shared volume, the inputs, the GPUs and the NCCL environment on every Ray node; when it fails the
+run is not submitted (exit 5) and its per-node table says which node is wrong.
 
 On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
@@ -35,6 +38,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
+import shlex
 import signal
 import ssl
 import sys
@@ -66,6 +71,8 @@ class Settings:
     inputs_timeout_seconds: float
     resume_check_dir: str = ""  # veRL's checkpoint directory when it resumes from there (resume_mode auto)
     poll_seconds: float = 5.0
+    preflight_program: str = ""  # path of preflight.py; empty: no preflight
+    preflight_expected: dict[str, Any] | None = None
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -85,6 +92,8 @@ class Settings:
             inputs_timeout_seconds=float(os.environ.get("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200")),
             resume_check_dir=os.environ.get("VERL_PPO_RESUME_CHECK_DIR", ""),
             poll_seconds=float(os.environ.get("VERL_PPO_POLL_SECONDS", "5")),
+            preflight_program=os.environ.get("VERL_PPO_PREFLIGHT", ""),
+            preflight_expected=json.loads(os.environ.get("VERL_PPO_PREFLIGHT_EXPECTED", "{}")),
         )
 
     def family_pattern(self) -> re.Pattern[str]:
@@ -373,17 +382,35 @@ def given_submission(api: RayJobsAPI, submission_id: str) -> tuple[str, bool]:
     return submission_id, True
 
 
+def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
+    """Runs preflight.py as a Ray job (its source on the command line: the head needs no file of ours)
+    in the run's runtime environment; exits 5 when it fails, so the run is not submitted."""
+    with open(settings.preflight_program, encoding="utf-8") as program:
+        source = program.read()
+    entrypoint = f"python3 -c {shlex.quote(source)} {shlex.quote(json.dumps(settings.preflight_expected))}"
+    preflight_id = f"{submission_id}-preflight-{secrets.token_hex(3)}"
+    api.submit(preflight_id, {**settings.job_spec, "entrypoint": entrypoint})
+    log(f"preflight {preflight_id} submitted")
+    job = follow(api, preflight_id, settings.poll_seconds)
+    if job.get("status") != "SUCCEEDED":
+        log(f"preflight {job.get('status')}: {submission_id} not submitted (table above; "
+            f"ppo-job.preflight.enabled=false skips the preflight)")
+        sys.exit(5)
+
+
 def submit_once(api: RayJobsAPI, settings: Settings) -> str:
     if settings.submission_id:  # a RayJob's own cluster: one run, under KubeRay's id
         submission_id, must_submit = given_submission(api, settings.submission_id)
     else:
         submission_id, must_submit = choose_submission(api, settings)
-        if must_submit:
-            # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
-            stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
-                        keep_prefix=settings.submission_prefix)
     if not must_submit:
         return submission_id
+    if settings.preflight_program:
+        preflight(api, settings, submission_id)
+    if not settings.submission_id:
+        # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
+        stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
+                    keep_prefix=settings.submission_prefix)
     try:
         api.submit(submission_id, settings.job_spec)
         log(f"submitted {submission_id}")

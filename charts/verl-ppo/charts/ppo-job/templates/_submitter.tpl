@@ -54,6 +54,12 @@ spec:
         - name: VERL_PPO_RESUME_CHECK_DIR
           value: {{ . | quote }}
         {{- end }}
+        {{- if $v.preflight.enabled }}
+        - name: VERL_PPO_PREFLIGHT
+          value: /etc/verl-ppo/preflight.py
+        - name: VERL_PPO_PREFLIGHT_EXPECTED
+          value: {{ include "ppo-job.preflightExpected" . | quote }}
+        {{- end }}
       resources:
         {{- toYaml $v.submitter.resources | nindent 8 }}
       securityContext:
@@ -68,6 +74,17 @@ spec:
     {{- if or $inputs $resumeCheckDir }}
     {{- include "ppo-job.sharedVolume" . | nindent 4 }}
     {{- end }}
+{{- end -}}
+
+{{/* What the preflight checks on every Ray node (JSON): the shared volume's mount path, the run's inputs,
+     the GPUs per training node and how many such nodes, and the NCCL variables the run's environment sets. */}}
+{{- define "ppo-job.preflightExpected" -}}
+{{- $nccl := dict -}}
+{{- range $name, $value := .Values.runtimeEnv.env }}
+{{- if hasPrefix "NCCL_" $name }}{{ $_ := set $nccl $name (toString $value) }}{{ end }}
+{{- end }}
+{{- dict "mountPath" (include "verl-ppo.mountPath" .) "inputs" (include "ppo-job.inputs" . | fromJsonArray)
+  "gpusPerNode" (int .Values.global.gpu.perNode) "gpuNodes" (int .Values.global.gpu.nodes) "ncclEnv" $nccl | toJson -}}
 {{- end -}}
 
 {{/* What the submitter sends to the Ray Jobs API (JSON). entrypoint is the exact veRL command line.

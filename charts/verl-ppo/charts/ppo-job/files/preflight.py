@@ -1,0 +1,122 @@
+"""Preflight of the PPO run: a short Ray job (this file is its driver) with one task on every Ray node.
+
+Before the run is submitted it checks, on each node: the shared volume is mounted at the same path with
+the same content (a token the driver writes is read on every node), the run's data and model files are
+there, the node has the GPUs the values declare (torch's count where torch is installed, else Ray's view)
+and the NCCL environment is the one the chart rendered. It prints one table row per node and exits 1 when
+any check fails, naming the node; the submitter then does not submit the run.
+
+Standard library and Ray only. Its one argument is a JSON object: mountPath, inputs (paths),
+gpusPerNode, gpuNodes, ncclEnv (name -> value).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+TOKEN_DIR = ".verl-ppo-preflight"
+TORCH_COUNT = "import torch; print(torch.cuda.device_count())"
+
+
+@dataclass
+class NodeReport:
+    node: str  # the Ray node's address
+    host: str  # its host (the pod's name)
+    volume: str  # "ok" or what differs
+    inputs: str
+    gpus: str
+    nccl: str
+
+    @property
+    def failed(self) -> bool:
+        return any(value != "ok" and not value.startswith("ok ") for value in (self.volume, self.inputs, self.gpus, self.nccl))
+
+
+def _physical_gpus() -> tuple[int, str] | None:
+    """The node's GPUs as torch counts them, with no CUDA_VISIBLE_DEVICES (Ray narrows it per task); None without torch."""
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    try:
+        counted = subprocess.run([sys.executable, "-c", TORCH_COUNT], env=env, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if counted.returncode != 0:
+        return None
+    return int(counted.stdout.strip().splitlines()[-1]), "torch"
+
+
+def check_node(expected: dict, token_path: str, token: str, ray_gpus: float) -> dict:
+    """Runs on one node: what it sees of the volume, the inputs, its GPUs and its NCCL environment."""
+    mount = Path(expected["mountPath"])
+    if not mount.is_dir():
+        volume = f"{mount} not mounted"
+    else:
+        try:
+            seen = Path(token_path).read_text()
+            volume = "ok" if seen == token else f"{mount} holds other content (token differs)"
+        except OSError:
+            volume = f"{mount} lacks the token written on the driver's node: another volume"
+    missing = [path for path in expected["inputs"] if not os.path.exists(path)]
+    inputs = "ok" if not missing else "missing " + ", ".join(missing)
+    counted = _physical_gpus()
+    found, source = counted if counted else (ray_gpus, "ray")
+    wanted = expected["gpusPerNode"]
+    gpus = f"ok {found:g} ({source})" if found in (0, wanted) else f"{found:g} ({source}), expected {wanted}"
+    wrong = {name: os.environ.get(name) for name, value in expected["ncclEnv"].items() if os.environ.get(name) != value}
+    nccl = "ok" if not wrong else "differs: " + ", ".join(f"{k}={v!r}" for k, v in sorted(wrong.items()))
+    return asdict(NodeReport(ray.util.get_node_ip_address(), socket.gethostname(), volume, inputs, gpus, nccl))
+
+
+def gpu_node_count(reports: list[NodeReport], expected: dict) -> str:
+    """"ok" when as many nodes have GPUs as the values declare."""
+    with_gpus = sum(1 for report in reports if not report.gpus.startswith("ok 0 "))
+    return "ok" if with_gpus == expected["gpuNodes"] else f"{with_gpus} nodes with GPUs, expected {expected['gpuNodes']}"
+
+
+def table(reports: list[NodeReport]) -> str:
+    columns = ["node", "host", "volume", "inputs", "gpus", "nccl"]
+    rows = [columns] + [[getattr(r, c) for c in columns] for r in reports]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+def main(argv: list[str]) -> int:
+    expected = json.loads(argv[0])
+    ray.init(address="auto", logging_level="ERROR")
+    token_dir = Path(expected["mountPath"]) / TOKEN_DIR
+    token_dir.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(16)
+    token_path = token_dir / f"{os.getpid()}-{token[:8]}"
+    token_path.write_text(token)
+    try:
+        nodes = [node for node in ray.nodes() if node["Alive"]]
+        check = ray.remote(num_cpus=0)(check_node)
+        pending = [check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
+                   .remote(expected, str(token_path), token, node["Resources"].get("GPU", 0)) for node in nodes]
+        reports = [NodeReport(**report) for report in ray.get(pending, timeout=300)]
+    finally:
+        token_path.unlink(missing_ok=True)
+    print("preflight, one row per Ray node:")
+    print(table(sorted(reports, key=lambda r: r.node)))
+    failed = [f"{r.node} ({r.host})" for r in reports if r.failed]
+    count = gpu_node_count(reports, expected)
+    if count != "ok":
+        failed.append(count)
+    if failed:
+        print("preflight FAILED on: " + "; ".join(failed))
+        return 1
+    print(f"preflight passed on {len(reports)} nodes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

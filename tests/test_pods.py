@@ -1,0 +1,300 @@
+"""Tier 7: the release's containers on the local cluster's real node (kubelet, containerd with runc,
+the CNI bridge, kube-proxy, CoreDNS, kube-router's NetworkPolicy firewall) with the image built here:
+KubeRay's probes pass, Ray forms one cluster across the pods, the submitter submits through the head
+Service and exits with the Ray job's outcome, `helm test`, `helm upgrade` and the pre-delete hook work
+for real, and the NetworkPolicy keeps other namespaces out.
+
+The tests share one release and run in file order: a later one starts from what an earlier one left."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+import urllib.request
+import uuid
+
+import pytest
+import yaml
+from kubernetes import client
+
+from support.realnode import GPUS, VALUES, connects, python_in, ray_jobs
+from tools.localcluster import processes
+from tools.localcluster.pods import containers_ready, run_in, terminated_exit_code
+from tools.localcluster.realnode import NAME as NODE
+from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready, rayclusters
+from tools.localcluster.runtime import IMAGE_BASE_NAMES
+from support.tools import ROOT
+
+RELEASE, NAMESPACE, OUTSIDER = "pods", "pods", "outsider"
+MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
+HEAD_PORTS = [8265, 10001, 6379]  # dashboard, Ray client, GCS
+
+
+class Release:
+    def __init__(self, pod_cluster):
+        self.api, self.helm = pod_cluster.api, pod_cluster.helm()
+        self.core, self.batch = client.CoreV1Api(self.api), client.BatchV1Api(self.api)
+
+    def upgrade(self, *sets: str) -> None:
+        self.helm.run("upgrade", RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(VALUES), *sets)
+
+    def pod(self, node_type: str) -> client.V1Pod:
+        pods = [p for p in ray_pods(self.api, NAMESPACE, RELEASE) if p.metadata.labels["ray.io/node-type"] == node_type]
+        assert len(pods) == 1, [p.metadata.name for p in pods]
+        return pods[0]
+
+    @property
+    def head(self) -> str:
+        return self.pod("head").metadata.name
+
+    @property
+    def worker(self) -> str:
+        return self.pod("worker").metadata.name
+
+    def submitter_jobs(self) -> list[client.V1Job]:
+        jobs = self.batch.list_namespaced_job(NAMESPACE, label_selector="app.kubernetes.io/component=ppo-job").items
+        return sorted(jobs, key=lambda job: job.metadata.creation_timestamp)
+
+    def finished_job(self, name: str, timeout: float = 240) -> client.V1Job:
+        def done() -> bool:
+            status = self.batch.read_namespaced_job(name, NAMESPACE).status
+            return bool(status.succeeded or status.failed)
+        processes.wait_for(f"Job {name} finished", done, timeout)
+        return self.batch.read_namespaced_job(name, NAMESPACE)
+
+    def job_pod(self, name: str) -> client.V1Pod:
+        return self.core.list_namespaced_pod(NAMESPACE, label_selector=f"batch.kubernetes.io/job-name={name}").items[0]
+
+    def wait_ray_job(self, submission_id: str, statuses: set[str], timeout: float = 120) -> dict:
+        processes.wait_for(f"Ray job {submission_id} {statuses}",
+                           lambda: ray_jobs(self.api, NAMESPACE, self.head).get(submission_id, {}).get("status") in statuses,
+                           timeout, interval=1)
+        return ray_jobs(self.api, NAMESPACE, self.head)[submission_id]
+
+    def new_job_after(self, known: set[str]) -> str:
+        processes.wait_for("a new submitter Job", lambda: {j.metadata.name for j in self.submitter_jobs()} - known, 60)
+        return next(j.metadata.name for j in self.submitter_jobs() if j.metadata.name not in known)
+
+
+@pytest.fixture(scope="module")
+def release(pod_cluster):
+    r = Release(pod_cluster)
+    values_args = ["-f", str(VALUES)]
+    prepare(r.api, r.helm, RELEASE, NAMESPACE, values_args)
+    volume = plant_inputs(r.helm, RELEASE, NAMESPACE, values_args)
+    started = time.monotonic()
+    r.helm.run("install", RELEASE, str(CHART), "--namespace", NAMESPACE, *values_args)
+    processes.wait_for("RayCluster ready with real pods", lambda: raycluster_ready(r.api, NAMESPACE), 600, interval=2)
+    print(f"\ntier 7: RayCluster ready {time.monotonic() - started:.0f}s after helm install")
+    yield r
+    r.helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--no-hooks", check=False)
+    for namespace in (NAMESPACE, OUTSIDER):
+        try:
+            r.core.delete_namespace(namespace)
+        except client.ApiException:
+            pass
+    processes.wait_for("pods deleted", lambda: not r.core.list_namespaced_pod(NAMESPACE).items
+                       and not r.core.list_namespaced_pod(OUTSIDER).items, 180)
+    for pv in r.core.list_persistent_volume().items:
+        if pv.spec.claim_ref and pv.spec.claim_ref.namespace == NAMESPACE:
+            r.core.delete_persistent_volume(pv.metadata.name)
+    shutil.rmtree(volume, ignore_errors=True)
+
+
+def test_the_values_name_the_image_the_node_imported():
+    values = yaml.safe_load(VALUES.read_text())["global"]["image"]
+    ray_pin = next(line.split("==")[1].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+                   if line.startswith("ray[default]=="))
+    assert f"docker.io/{values['repository']}" == IMAGE_BASE_NAMES["ray"]
+    assert values["tag"] == ray_pin
+
+
+def test_ray_containers_are_ready_through_kuberay_probes(release):
+    for node_type in ("head", "worker"):
+        pod = release.pod(node_type)
+        assert pod.spec.node_name == NODE
+        assert containers_ready(pod), pod.status
+        ray = next(c for c in pod.spec.containers if c.name.startswith("ray-"))
+        # KubeRay's own probes (it injects them): exec commands asking the raylet and, on the head, the GCS.
+        for probe in (ray.readiness_probe, ray.liveness_probe):
+            assert probe and probe._exec and "healthz" in " ".join(probe._exec.command), probe
+        assert all(s.restart_count == 0 for s in pod.status.container_statuses), pod.status.container_statuses
+
+
+def test_ray_status_shows_both_nodes_with_their_gpus(release):
+    status = run_in(release.api, NAMESPACE, release.head, ["ray", "status"])
+    assert status.code == 0, status.output
+    assert f"0.0/{GPUS:.1f} GPU" in status.output, status.output
+    nodes = python_in(release.api, NAMESPACE, release.head, """
+        import json, ray
+        ray.init(address="auto", logging_level="ERROR")
+        print(json.dumps([[n["NodeManagerAddress"], n["Resources"].get("GPU", 0)] for n in ray.nodes() if n["Alive"]]))
+    """)
+    assert nodes.code == 0, nodes.output
+    alive = dict(yaml.safe_load(nodes.output.strip().splitlines()[-1]))
+    assert alive == {release.pod("head").status.pod_ip: 2.0, release.pod("worker").status.pod_ip: 2.0}
+    # The worker found the head through the head Service's DNS name (KubeRay's --address), resolved by CoreDNS.
+    worker = next(c for c in release.pod("worker").spec.containers if c.name.startswith("ray-"))
+    command = " ".join(worker.command + worker.args)
+    assert f"-head-svc.{NAMESPACE}.svc" in command, command
+
+
+def test_the_tracing_hook_loads_on_every_ray_node(release):
+    """Ray imports the hook (from the chart's ConfigMap, on PYTHONPATH) in every worker process of every node."""
+    result = python_in(release.api, NAMESPACE, release.head, """
+        import json, sys, ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        ray.init(address="auto", logging_level="ERROR")
+
+        @ray.remote(num_cpus=0)
+        def traced():
+            from ray.util.tracing import tracing_helper
+            return [ray.util.get_node_ip_address(), "verl_ppo_tracing" in sys.modules, tracing_helper._is_tracing_enabled()]
+
+        nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+        print(json.dumps(ray.get([traced.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
+                                  for n in nodes], timeout=90)))
+    """, timeout=150)
+    assert result.code == 0, result.output
+    seen = yaml.safe_load(result.output.strip().splitlines()[-1])
+    assert len(seen) == 2 and all(loaded and enabled for _, loaded, enabled in seen), seen
+
+
+def test_the_shared_volume_shows_the_same_files_on_both_nodes(release):
+    name = f"{MOUNT}/tier7-{uuid.uuid4().hex[:8]}"
+    write = run_in(release.api, NAMESPACE, release.head, ["sh", "-c", f"echo from-head > {name}.head"])
+    assert write.code == 0, write.output
+    write = run_in(release.api, NAMESPACE, release.worker, ["sh", "-c", f"echo from-worker > {name}.worker"])
+    assert write.code == 0, write.output
+    for pod in (release.head, release.worker):
+        read = run_in(release.api, NAMESPACE, pod, ["cat", f"{name}.head", f"{name}.worker"])
+        assert read.code == 0 and read.output.split() == ["from-head", "from-worker"], (pod, read.output)
+
+
+PREFLIGHT = CHART / "charts" / "ppo-job" / "files" / "preflight.py"
+
+
+def set_worker_shared_volume(release: Release, volume: dict) -> None:
+    """Gives the worker group another shared-data volume and replaces the worker pod (KubeRay makes the new one)."""
+    custom = client.CustomObjectsApi(release.api)
+    cluster = release.pod("head").metadata.labels["ray.io/cluster"]
+    body = custom.get_namespaced_custom_object("ray.io", "v1", NAMESPACE, "rayclusters", cluster)
+    volumes = body["spec"]["workerGroupSpecs"][0]["template"]["spec"]["volumes"]
+    volumes[:] = [v for v in volumes if v["name"] != "shared-data"] + [{"name": "shared-data", **volume}]
+    custom.replace_namespaced_custom_object("ray.io", "v1", NAMESPACE, "rayclusters", cluster, body)
+    old = release.worker
+    release.core.delete_namespaced_pod(old, NAMESPACE, grace_period_seconds=0)
+    processes.wait_for("the worker replaced and ready", lambda: release.worker != old and raycluster_ready(release.api, NAMESPACE)
+                       and containers_ready(release.pod("worker")), 300, interval=2)
+
+
+def test_the_preflight_names_the_node_whose_volume_differs(release):
+    """A worker with a volume of its own (an emptyDir where the claim should be): the preflight fails and names it."""
+    job = next(d for d in yaml.safe_load_all(release.helm.run("get", "manifest", RELEASE, "--namespace", NAMESPACE).stdout)
+               if d and d["kind"] == "Job")
+    expected = next(e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
+                    if e["name"] == "VERL_PPO_PREFLIGHT_EXPECTED")
+    claim = next(v for v in release.pod("worker").spec.volumes if v.name == "shared-data").persistent_volume_claim.claim_name
+    set_worker_shared_volume(release, {"emptyDir": {}})
+    try:
+        worker_ip = release.pod("worker").status.pod_ip
+        result = run_in(release.api, NAMESPACE, release.head, ["python3", "-c", PREFLIGHT.read_text(), expected], timeout=300)
+        assert result.code == 1, result.output
+        failed = next(line for line in result.output.splitlines() if line.startswith("preflight FAILED on:"))
+        assert worker_ip in failed and release.worker in failed and release.pod("head").status.pod_ip not in failed, result.output
+        worker_row = next(line for line in result.output.splitlines() if line.startswith(worker_ip))
+        assert "another volume" in worker_row, result.output
+    finally:
+        set_worker_shared_volume(release, {"persistentVolumeClaim": {"claimName": claim}})
+        # The hand edit made this test a field manager of the RayCluster: Helm takes its fields back.
+        release.upgrade("--force-conflicts")
+
+
+def test_the_submitter_submits_through_the_service_and_exits_with_the_run(release):
+    job = release.submitter_jobs()[-1]
+    finished = release.finished_job(job.metadata.name)
+    assert finished.status.succeeded == 1, finished.status
+    pod = release.job_pod(job.metadata.name)
+    assert terminated_exit_code(pod) == 0
+    logs = release.core.read_namespaced_pod_log(pod.metadata.name, NAMESPACE)
+    assert "stand-in driver: done, exiting 0" in logs, logs
+    run = ray_jobs(release.api, NAMESPACE, release.head)[f"{job.metadata.name}-a1"]
+    assert run["status"] == "SUCCEEDED" and run["driver_exit_code"] == 0, run
+    dashboard = next(e.value for e in pod.spec.containers[0].env if e.name == "RAY_DASHBOARD_URL")
+    assert dashboard.startswith(f"http://{release.pod('head').metadata.labels['ray.io/cluster']}-head-svc"), dashboard
+
+
+def test_helm_test_passes(release):
+    result = release.helm.run("test", RELEASE, "--namespace", NAMESPACE, "--logs", check=False, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_network_policy_keeps_other_namespaces_out(release):
+    core = release.core
+    core.create_namespace({"metadata": {"name": OUTSIDER}})
+    image = release.pod("head").spec.containers[0].image
+    core.create_namespaced_pod(OUTSIDER, {"metadata": {"name": "probe"}, "spec": {
+        "containers": [{"name": "probe", "image": image, "imagePullPolicy": "Never", "command": ["sleep", "3600"],
+                        "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}}}],
+        "terminationGracePeriodSeconds": 0}})
+    processes.wait_for("outsider pod running", lambda: containers_ready(core.read_namespaced_pod("probe", OUTSIDER)), 120)
+    head_ip = release.pod("head").status.pod_ip
+
+    assert connects(release.api, NAMESPACE, release.worker, head_ip, HEAD_PORTS) == {p: True for p in HEAD_PORTS}
+    assert connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS) == {p: False for p in HEAD_PORTS}
+
+    release.upgrade("--set", "raycluster.networkPolicy.enabled=false")
+    processes.wait_for("outsider reaches the head without the policy",
+                       lambda: all(connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS).values()), 60, interval=2)
+    release.upgrade()  # the policy back on, for what follows
+    processes.wait_for("outsider kept out again",
+                       lambda: not any(connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS).values()), 60, interval=2)
+
+
+def test_an_upgrade_that_changes_the_run_supersedes_it_and_a_failed_run_fails_the_job(release):
+    known = {j.metadata.name for j in release.submitter_jobs()}
+    release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_SECONDS=600")
+    long_run = release.new_job_after(known)
+    release.wait_ray_job(f"{long_run}-a1", {"RUNNING"})
+
+    known.add(long_run)
+    release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_EXIT_CODE=3",
+                    "--set", "ppo-job.submitter.maxAttempts=1", "--set", "ppo-job.submitter.backoffLimit=0")
+    failing = release.new_job_after(known)
+    assert release.wait_ray_job(f"{long_run}-a1", {"STOPPED", "SUCCEEDED", "FAILED"})["status"] == "STOPPED"
+    finished = release.finished_job(failing)
+    assert finished.status.failed == 1 and not finished.status.succeeded, finished.status
+    run = ray_jobs(release.api, NAMESPACE, release.head)[f"{failing}-a1"]
+    assert run["status"] == "FAILED" and run["driver_exit_code"] == 3, run
+    assert terminated_exit_code(release.job_pod(failing)) == 1  # the submitter's code for a failed run
+
+
+def test_uninstall_runs_the_pre_delete_hook_and_the_run_ends_stopped(release):
+    known = {j.metadata.name for j in release.submitter_jobs()}
+    # A run of its own (601 s): the 600 s one of the test before is a Job whose attempt 1 was stopped.
+    release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_SECONDS=601")
+    running = f"{release.new_job_after(known)}-a1"
+    release.wait_ray_job(running, {"RUNNING"})
+    url = f"http://{release.pod('head').status.pod_ip}:8265/api/jobs/{running}"
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def watch() -> None:  # the head goes with the release: what its dashboard said last is the verdict
+        while not stop.is_set():
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    seen.append(yaml.safe_load(response.read())["status"])
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.3)
+
+    cluster = release.pod("head").metadata.labels["ray.io/cluster"]
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    uninstall = release.helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", check=False, timeout=300)
+    stop.set()
+    watcher.join()
+    assert uninstall.returncode == 0, uninstall.stderr
+    assert seen and seen[0] == "RUNNING" and seen[-1] == "STOPPED", seen
+    assert cluster not in {c["metadata"]["name"] for c in rayclusters(release.api, NAMESPACE)}
