@@ -43,8 +43,11 @@ def test_every_shape_renders_a_valid_rayjob_and_no_long_lived_cluster(helm, vali
     documents = render(helm, validator, "-f", str(path), *RAYJOB)
     kinds = Counter(doc["kind"] for doc in documents)
     assert kinds["RayJob"] == 1 and kinds["RayCluster"] == 0
-    # KubeRay creates the submitter Job; its finalizer stops the run on deletion (no stop hook, no Job RBAC).
-    assert kinds["Job"] == 0 and kinds["Role"] == 0 and kinds["ServiceAccount"] == 0
+    # KubeRay creates the submitter Job; its finalizer stops the run on deletion (no stop hook, no Job RBAC):
+    # the one ServiceAccount is the Ray pods' own, without a token.
+    assert kinds["Job"] == 0 and kinds["Role"] == 0
+    accounts = [doc for doc in documents if doc["kind"] == "ServiceAccount"]
+    assert [(a["metadata"]["name"], a.get("automountServiceAccountToken")) for a in accounts] == [("verl-ppo-ray", False)]
     assert kinds["ConfigMap"] >= 1 and kinds["NetworkPolicy"] == 1
 
 
