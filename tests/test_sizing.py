@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from generator.catalog import ModelProfile, load_catalog
-from generator.sizing import (RunShape, batches_for, memory_micro_batch, pod_resources, rollout_memory_fraction, size,
+from generator.sizing import (RunShape, batches_for, memory_micro_batch, pod_resources, rollout_memory_cap, size,
                               tensor_parallel)
 
 CATALOG = load_catalog()
@@ -128,8 +128,9 @@ def test_tensor_parallel_keeps_a_weight_shard_under_a_quarter_of_a_gpu(shape_nam
     assert weights_gib / tp <= shape.gpu_memory_gib / 4 or tp == shape.gpus_per_node
 
 
-def test_rollout_memory_fraction_steps_just_above_each_size():
-    assert [rollout_memory_fraction(shape_with(gib)) for gib in (24, 24.5, 48, 48.5, 96, 96.5)] == \
+def test_rollout_memory_cap_steps_just_above_each_size():
+    """The cap of the need-based rollout fraction, by GPU size (the fraction itself: tests below)."""
+    assert [rollout_memory_cap(shape_with(gib)) for gib in (24, 24.5, 48, 48.5, 96, 96.5)] == \
         [0.4, 0.5, 0.5, 0.6, 0.6, 0.7]
 
 
