@@ -301,13 +301,32 @@ def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_pre
             log(f"stopped {submission_id} ({reason})")
 
 
+# How long the uninstall hook keeps trying a dashboard that is slow to answer (its Job's deadline is 120 s):
+# a busy head may miss one request, and a run left running is killed mid-step, perhaps mid-checkpoint, by
+# the RayCluster's deletion. A head that is gone (connection refused, no such host) is not waited for.
+STOP_TRYING_SECONDS = 60
+
+
+def _transient(error: Exception) -> bool:
+    """A timeout or a 5xx of a busy dashboard: worth another try."""
+    if isinstance(error, urllib.error.HTTPError):
+        return error.code >= 500
+    return isinstance(getattr(error, "reason", error), TimeoutError)
+
+
 def stop_release_jobs(api: RayJobsAPI, settings: Settings) -> int:
     """The uninstall hook: stops every active run of the release; best effort, never fails."""
-    try:
-        stop_active(api, settings.family_pattern(), "helm uninstall")
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        log(f"could not stop the release's Ray jobs ({error}); the RayCluster's deletion ends them")
-    return 0
+    deadline = time.monotonic() + STOP_TRYING_SECONDS
+    while True:
+        try:
+            stop_active(api, settings.family_pattern(), "helm uninstall")
+            return 0
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            if not _transient(error) or time.monotonic() >= deadline:
+                log(f"could not stop the release's Ray jobs ({error}); the RayCluster's deletion ends them")
+                return 0
+            log(f"dashboard not answering ({error}); trying again")
+            time.sleep(min(settings.poll_seconds, 5))
 
 
 class KubeJob:
@@ -436,7 +455,7 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
 def main(argv: list[str]) -> int:
     settings = Settings.from_env()
     if "--stop" in argv:
-        return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=10), settings)
+        return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=20), settings)
     api = RayJobsAPI(settings.dashboard_url)
     if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
         wait_for_cluster(api, settings)
