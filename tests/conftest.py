@@ -78,6 +78,12 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/conftest.py TIERS)")
 
 
+def pytest_terminal_summary(terminalreporter):
+    from support.rendercache import RENDERS
+
+    terminalreporter.write_line(RENDERS.summary())
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         item.add_marker(getattr(pytest.mark, tier_of(item.path.name)))

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from support import yamlload
+from support.rendercache import RENDERS
 from support.tools import ROOT, helm_binaries, kubernetes_version
 
 CHART = ROOT / "charts" / "verl-ppo"
@@ -27,12 +27,17 @@ class Result:
         return self.stdout + self.stderr
 
     def documents(self) -> list[dict[str, Any]]:
-        return [doc for doc in yaml.safe_load_all(self.stdout) if doc]
+        return [doc for doc in yamlload.load_all(self.stdout) if doc]
+
+
+def _execute(command: list[str]) -> tuple[int, str, str]:
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    return completed.returncode, completed.stdout, completed.stderr
 
 
 def run(binary: Path, *args: str) -> Result:
-    completed = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=120)
-    return Result(completed.returncode, completed.stdout, completed.stderr)
+    """Helm's result; an offline render or lint run before in this session with the same inputs is not run again."""
+    return Result(*RENDERS.run([str(binary), *args], _execute))
 
 
 def template(binary: Path, *extra: str, release: str = "verl-ppo", namespace: str = "training",

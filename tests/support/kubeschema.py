@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
+
+from support import yamlload
 
 GroupVersionKind = tuple[str, str, str]
 
@@ -55,7 +56,7 @@ class Validator:
                 schema["definitions"] = definitions
                 self.schemas[(gvk["group"], gvk["version"], gvk["kind"])] = schema
         for crd_path in crds:
-            crd = yaml.safe_load(crd_path.read_text())
+            crd = yamlload.load(crd_path.read_text())
             group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
             for version in crd["spec"]["versions"]:
                 schema = copy.deepcopy(version["schema"]["openAPIV3Schema"])
@@ -66,6 +67,8 @@ class Validator:
                 schema = _closed(schema)
                 schema["definitions"] = definitions
                 self.schemas[(group, version["name"], kind)] = schema
+        # One validator per kind: it keeps the $refs it resolved (the swagger definitions) across objects.
+        self._validators: dict[GroupVersionKind, jsonschema.Draft7Validator] = {}
 
     def errors(self, obj: dict[str, Any]) -> list[str]:
         api_version = obj.get("apiVersion", "")
@@ -74,7 +77,9 @@ class Validator:
         name = f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}"
         if key not in self.schemas:
             return [f"{name}: no schema for {api_version} {obj.get('kind')} (refusing to pass it unchecked)"]
-        validator = jsonschema.Draft7Validator(self.schemas[key])
+        if key not in self._validators:
+            self._validators[key] = jsonschema.Draft7Validator(self.schemas[key])
+        validator = self._validators[key]
         return [
             f"{name}: at {'.'.join(map(str, error.absolute_path)) or '(root)'}: {error.message}"
             for error in validator.iter_errors(obj)
