@@ -52,7 +52,7 @@ TIERS = {
     "setup": ("test_setup.py",),
     "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
               "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py",
-              "test_chart_security.py", "test_chart_destinations.py"),
+              "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py"),
     "release": ("test_release_*.py",),
     "verl": ("test_verl_config.py",),
     "ray": ("test_submitter_ray.py", "test_submitter_rayjob.py", "test_prepare.py", "test_benchmarks.py"),

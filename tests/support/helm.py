@@ -30,14 +30,14 @@ class Result:
         return [doc for doc in yamlload.load_all(self.stdout) if doc]
 
 
-def _execute(command: list[str]) -> tuple[int, str, str]:
+def execute(command: list[str]) -> tuple[int, str, str]:
     completed = subprocess.run(command, capture_output=True, text=True, timeout=120)
     return completed.returncode, completed.stdout, completed.stderr
 
 
 def run(binary: Path, *args: str) -> Result:
     """Helm's result; an offline render or lint run before in this session with the same inputs is not run again."""
-    return Result(*RENDERS.run([str(binary), *args], _execute))
+    return Result(*RENDERS.run([str(binary), *args], execute))
 
 
 def template(binary: Path, *extra: str, release: str = "verl-ppo", namespace: str = "training",
