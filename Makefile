@@ -62,8 +62,9 @@ package: venv  ## the chart's release package in build/charts/, values/ inside (
 
 # TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).
 TIER ?=
+# The 30 slowest tests close the report, so a CI log's tail says where the time went.
 test: setup  ## all tests (TIER=chart: one tier)
-	$(PYTHON) -m pytest tests $(if $(TIER),-m $(TIER))
+	$(PYTHON) -m pytest tests --durations=30 $(if $(TIER),-m $(TIER))
 
 # Options of tools/mutate, e.g. MUTATE_ARGS="--only generator/sizing.py" or "--sample 40".
 MUTATE_ARGS ?=
