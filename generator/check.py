@@ -1,4 +1,4 @@
-"""`generator check`: values against the JSON schema, then the chart's own rules through the pinned
+"""`generator check`: values against the values schema (schemas/values.schema.yaml, with its fix sentences), then the chart's own rules through the pinned
 Helm, then what only Python can know (extraArgs against veRL's own config).
 
 No rule is written here: the chart's rulebook (verl-ppo-lib's _rules.tpl and each component's
@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from generator import paths, verlconfig
+from generator import paths, schemafindings, verlconfig
+from generator.schema import chart_schema
 from generator.helmvalues import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
@@ -32,7 +31,7 @@ class Finding:
     fix: str
 
     def __str__(self) -> str:
-        return f"{self.field}={self.value}: {self.problem}; fix: {self.fix}"
+        return f"{self.field}={self.value}: {self.problem}. Fix: {self.fix}"
 
 
 @dataclass
@@ -41,26 +40,10 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-def _readme_of(chart: Path, path: str) -> str:
-    """The README that documents a field: the component's, or the chart's own."""
-    head = path.split(".", 1)[0]
-    readme = paths.subchart_dir(head) / "README.md" if chart == paths.CHART and head in paths.SUBCHARTS else chart / "README.md"
-    return str(readme.relative_to(paths.ROOT) if readme.is_relative_to(paths.ROOT) else readme)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else value
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def schema_findings(chart: Path, values: dict[str, Any]) -> list[Finding]:
-    schema = json.loads((chart / "values.schema.json").read_text())
-    findings = []
-    for error in sorted(jsonschema.Draft7Validator(schema).iter_errors(values), key=lambda e: list(map(str, e.absolute_path))):
-        path = ".".join(str(part) for part in error.absolute_path) or "(top level)"
-        findings.append(Finding(path, _short(error.instance), error.message,
-                                f"see the parameter's description in {_readme_of(chart, path)}"))
-    return findings
+    """The values schema's findings, in its own words (what the rulebook's verl-ppo.schemaRules prints)."""
+    return [Finding(found.field, found.value, found.problem, found.fix)
+            for found in schemafindings.findings(chart_schema(chart), values)]
 
 
 def rule_findings(helm_error: str) -> list[Finding]:
