@@ -88,7 +88,7 @@ class Wording:
                  "{want}": " or ".join(self.types[t] for t in ([wanted] if isinstance(wanted, str) else wanted or [])),
                  "{limit}": _listed(limit) if isinstance(limit, list) else shown(limit) if keyword != "pattern" else str(limit),
                  "{keys}": _known_keys(node), "{field}": field}
-        fix = self.fixes[keyword] if keyword in STRUCTURE or "x-fix" not in node else node["x-fix"]
+        fix = self.fixes.get(keyword, "") if keyword in STRUCTURE or "x-fix" not in node else node["x-fix"]
         return SchemaFinding(field, shown(value), _filled(self.messages[keyword], words), _filled(fix, words))
 
 
