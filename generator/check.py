@@ -7,13 +7,13 @@ _rules.tpl) is the only one, and Helm merges the values, so this and `helm templ
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator import paths, schemafindings, verlconfig
+from generator.finding import Finding
 from generator.schema import chart_schema
 from generator.helmvalues import HelmInputs, merged_values, template
 
@@ -21,17 +21,6 @@ from generator.helmvalues import HelmInputs, merged_values, template
 _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")
 # A Hydra key=value override (what the rulebook accepts in extraArgs).
 OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
-
-
-@dataclass(frozen=True)
-class Finding:
-    field: str
-    value: Any
-    problem: str
-    fix: str
-
-    def __str__(self) -> str:
-        return f"{self.field}={self.value}: {self.problem}. Fix: {self.fix}"
 
 
 @dataclass
@@ -42,8 +31,7 @@ class Verdict:
 
 def schema_findings(chart: Path, values: dict[str, Any]) -> list[Finding]:
     """The values schema's findings, in its own words (what the rulebook's verl-ppo.schemaRules prints)."""
-    return [Finding(found.field, found.value, found.problem, found.fix)
-            for found in schemafindings.findings(chart_schema(chart), values)]
+    return schemafindings.findings(chart_schema(chart), values)
 
 
 def rule_findings(helm_error: str) -> list[Finding]:

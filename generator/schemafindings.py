@@ -10,24 +10,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Iterator
 
 import jsonschema
+
+from generator.finding import Finding
 
 # Keywords whose failure no generic sentence can mend: each node holding one carries its own x-fix.
 NEEDS_OWN_FIX = ("pattern", "anyOf", "const")
 # Keywords of the values' structure: their fix is always x-fixes' (a node's x-fix mends its value).
 STRUCTURE = ("type", "required")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-@dataclass(frozen=True)
-class SchemaFinding:
-    field: str
-    value: str
-    problem: str
-    fix: str
 
 
 def shown(value: Any) -> str:
@@ -38,8 +32,10 @@ def shown(value: Any) -> str:
         text = '""' if value == "" else json.dumps(value, ensure_ascii=False) if _CONTROL.search(value) else value
     elif isinstance(value, bool) or value is None:
         text = json.dumps(value)
-    elif isinstance(value, float) and value.is_integer():
-        text = str(int(value))
+    elif isinstance(value, float):  # as Go's %v prints a float64: an exponent below 1e-4 and from 1e21 on
+        exponent = Decimal(repr(value)).adjusted()
+        text = (str(int(value)) if value.is_integer() else repr(value) if exponent < -4 or exponent >= 21
+                else format(Decimal(repr(value)), "f"))
     elif isinstance(value, (dict, list)):
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     else:
@@ -81,7 +77,7 @@ class Wording:
     def __init__(self, root: dict[str, Any]):
         self.messages, self.fixes, self.types = root["x-messages"], root["x-fixes"], root["x-types"]
 
-    def finding(self, keyword: str, node: dict[str, Any], path: list[Any], value: Any, limit: Any = None) -> SchemaFinding:
+    def finding(self, keyword: str, node: dict[str, Any], path: list[Any], value: Any, limit: Any = None) -> Finding:
         field = field_path(path)
         wanted = node.get("type")
         words = {"{got}": self.types[type_of(value)],
@@ -89,7 +85,7 @@ class Wording:
                  "{limit}": _listed(limit) if isinstance(limit, list) else shown(limit) if keyword != "pattern" else str(limit),
                  "{keys}": _known_keys(node), "{field}": field}
         fix = self.fixes.get(keyword, "") if keyword in STRUCTURE or "x-fix" not in node else node["x-fix"]
-        return SchemaFinding(field, shown(value), _filled(self.messages[keyword], words), _filled(fix, words))
+        return Finding(field, shown(value), _filled(self.messages[keyword], words), _filled(fix, words))
 
 
 def _filled(sentence: str, words: dict[str, str]) -> str:
@@ -108,7 +104,7 @@ def _keyword_rank(root: dict[str, Any], error: jsonschema.ValidationError) -> in
     return list(root["x-messages"]).index(error.validator) if error.validator in root["x-messages"] else len(root["x-messages"])
 
 
-def _findings(error: jsonschema.ValidationError, root: dict[str, Any], wording: Wording) -> Iterator[SchemaFinding]:
+def _findings(error: jsonschema.ValidationError, root: dict[str, Any], wording: Wording) -> Iterator[Finding]:
     path, node, keyword = list(error.absolute_path), error.schema, str(error.validator)
     if keyword == "additionalProperties":
         for key in _extra_keys(node, error.instance):
@@ -121,12 +117,12 @@ def _findings(error: jsonschema.ValidationError, root: dict[str, Any], wording: 
         last = max(sub.relative_schema_path[0] for sub in error.context)
         first = min((sub for sub in error.context if sub.relative_schema_path[0] == last), key=lambda sub: _keyword_rank(root, sub))
         inner = next(_findings(first, root, wording))
-        yield SchemaFinding(field_path(path), shown(error.instance), inner.problem, node["x-fix"])
+        yield Finding(field_path(path), shown(error.instance), inner.problem, node["x-fix"])
     else:
         yield wording.finding(keyword, node, path, error.instance, error.validator_value)
 
 
-def findings(schema: dict[str, Any], values: dict[str, Any]) -> list[SchemaFinding]:
+def findings(schema: dict[str, Any], values: dict[str, Any]) -> list[Finding]:
     """Every broken constraint of `values` under `schema` (the source, or a component's part of it)."""
     wording = Wording(schema)
     errors = jsonschema.Draft7Validator(schema).iter_errors(values)
