@@ -88,6 +88,9 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
 {{- end -}}
 {{- end -}}
+{{- if and .umbrella $job (not $ray) (not $job.dashboardURL) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" "" "problem" "is empty: the run would go to this release's RayCluster, which raycluster.enabled=false does not create" "fix" "--set ppo-job.dashboardURL=http://<head service>.<namespace>.svc:8265 (the Ray cluster to run on), or --set raycluster.enabled=true") -}}
+{{- end -}}
 {{- include "verl-ppo.rules.rayJobMode" . -}}
 {{- $path := $global.tensorboard.ingressPath -}}
 {{- if and $path .umbrella (not (hasKey .present "observability")) -}}
