@@ -1,4 +1,4 @@
-"""`generator check`: values against the JSON schema, then the chart's own rules through the pinned
+"""`generator check`: values against the values schema (schemas/values.schema.yaml, with its fix sentences), then the chart's own rules through the pinned
 Helm, then what only Python can know (extraArgs against veRL's own config).
 
 No rule is written here: the chart's rulebook (verl-ppo-lib's _rules.tpl and each component's
@@ -7,15 +7,14 @@ _rules.tpl) is the only one, and Helm merges the values, so this and `helm templ
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from generator import paths, verlconfig
+from generator import paths, schemafindings, verlconfig
+from generator.finding import Finding
+from generator.schema import chart_schema
 from generator.helmvalues import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
@@ -24,43 +23,15 @@ _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\
 OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
 
 
-@dataclass(frozen=True)
-class Finding:
-    field: str
-    value: Any
-    problem: str
-    fix: str
-
-    def __str__(self) -> str:
-        return f"{self.field}={self.value}: {self.problem}; fix: {self.fix}"
-
-
 @dataclass
 class Verdict:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
-def _readme_of(chart: Path, path: str) -> str:
-    """The README that documents a field: the component's, or the chart's own."""
-    head = path.split(".", 1)[0]
-    readme = paths.subchart_dir(head) / "README.md" if chart == paths.CHART and head in paths.SUBCHARTS else chart / "README.md"
-    return str(readme.relative_to(paths.ROOT) if readme.is_relative_to(paths.ROOT) else readme)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else value
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def schema_findings(chart: Path, values: dict[str, Any]) -> list[Finding]:
-    schema = json.loads((chart / "values.schema.json").read_text())
-    findings = []
-    for error in sorted(jsonschema.Draft7Validator(schema).iter_errors(values), key=lambda e: list(map(str, e.absolute_path))):
-        path = ".".join(str(part) for part in error.absolute_path) or "(top level)"
-        findings.append(Finding(path, _short(error.instance), error.message,
-                                f"see the parameter's description in {_readme_of(chart, path)}"))
-    return findings
+    """The values schema's findings, in its own words (what the rulebook's verl-ppo.schemaRules prints)."""
+    return schemafindings.findings(chart_schema(chart), values)
 
 
 def rule_findings(helm_error: str) -> list[Finding]:

@@ -311,3 +311,15 @@ def test_notes_tell_how_to_follow_the_run_and_find_checkpoints():
     assert "Deleting that Job stops the run" in notes and "maxCheckpointsToKeep" in notes
     assert "/data/checkpoints/verl-ppo/gsm8k" in notes
     assert "port-forward svc/verl-ppo-head-svc 8265:8265" in notes
+
+
+def test_without_its_ray_cluster_the_release_needs_another_and_says_where_the_run_goes(helm, validator):
+    failed = helm_cli.template(helm, "--set", "raycluster.enabled=false")
+    assert failed.returncode != 0
+    assert 'ppo-job.dashboardURL="": is empty' in failed.stderr and "raycluster.enabled=false" in failed.stderr
+    elsewhere = ("--set", "raycluster.enabled=false", "--set", "ppo-job.dashboardURL=http://other-head-svc.ray.svc:8265")
+    documents = assert_valid(helm_cli.template(helm, *elsewhere), validator)
+    assert "RayCluster" not in {document["kind"] for document in documents}
+    notes = helm_cli.notes(*elsewhere)
+    assert "the run goes to the Ray cluster at http://other-head-svc.ray.svc:8265" in notes
+    assert "port-forward svc/" not in notes

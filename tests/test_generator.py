@@ -15,7 +15,9 @@ from generator.cli import main
 from generator import sizing
 from generator.algorithms import algorithms
 from generator.render import platform_overlays, render_shape, run_for
-from generator.schema import chart_schemas
+from generator import schema
+from generator.schema import OUTLINE_KEYWORDS, chart_schemas
+from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
 from generator.valuesdoc import readmes
 
@@ -104,7 +106,37 @@ def test_no_stray_files_in_values():
 def test_chart_schemas_are_generated_from_schemas_dir():
     for path, text in chart_schemas().items():
         assert path.read_text() == text, f"{path}: run python -m generator schema"
-        json.loads(text)
+        json.loads(text if path.suffix == ".json" else text.split("-}}\n", 1)[1].rsplit("{{-", 1)[0])
+
+
+def _keywords(schema) -> set[str]:
+    """Every keyword a schema uses (not the names under properties and definitions)."""
+    if isinstance(schema, list):
+        return {key for item in schema for key in _keywords(item)}
+    if not isinstance(schema, dict):
+        return set()
+    named = ("properties", "patternProperties", "definitions")
+    return set(schema) | {key for name, value in schema.items() if name not in ("enum", "const")
+                          for key in (_keywords(list(value.values())) if name in named else _keywords(value))}
+
+
+def test_chart_schemas_outline_the_values_and_reject_nothing():
+    """Helm would stop at a values.schema.json constraint with its schema library's words and no fix: the
+    charts' files keep the outline; the rulebook checks every constraint (test_bad_input.py)."""
+    import jsonschema
+
+    for path in [paths.CHART_SCHEMA] + [paths.subchart_dir(name) / "values.schema.json" for name in paths.SUBCHARTS]:
+        outline = json.loads(path.read_text())
+        assert _keywords(outline) <= OUTLINE_KEYWORDS, path
+        jsonschema.Draft7Validator(outline).validate({"global": "x", "head": {"resources": -1}, "unknown": [1]})
+    assert "additionalProperties" in _keywords(schema.values_schema())  # the source keeps every constraint
+
+
+def test_every_schema_constraint_has_a_fix_sentence():
+    assert unfixed(schema.values_schema()) == []
+    broken = {"properties": {"name": {"type": "string", "pattern": "^a$"}, "map": {"type": "object",
+              "additionalProperties": False, "patternProperties": {"^x$": {}}}, "ok": {"anyOf": [{"const": ""}], "x-fix": "f"}}}
+    assert unfixed(broken) == ["#/properties/name: pattern without x-fix", "#/properties/map: additionalProperties without x-fix"]
 
 
 def test_subcharts_carry_the_umbrellas_global_defaults():

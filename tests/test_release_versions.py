@@ -47,6 +47,15 @@ def copy(tmp_path) -> Layout:
     return layout
 
 
+def version_of(chart: Path) -> str:
+    return yaml.safe_load((chart / "Chart.yaml").read_text())["version"]
+
+
+def next_minor(version: str) -> str:
+    major, minor, _ = version.split("-")[0].split(".")
+    return f"{major}.{int(minor) + 1}.0"
+
+
 def edit_chart_yaml(chart: Path, **fields) -> None:
     text = (chart / "Chart.yaml").read_text()
     for key, value in fields.items():
@@ -79,9 +88,9 @@ def test_a_changed_subchart_needs_its_and_the_umbrellas_bump(copy):
     assert {problem.split(":")[0] for problem in found} == {
         "charts/verl-ppo/Chart.yaml", "charts/verl-ppo/charts/storage/Chart.yaml"}
 
-    edit_chart_yaml(storage, version="0.1.1")
+    edit_chart_yaml(storage, version=next_minor(version_of(storage)))
     assert [p.split(":")[0] for p in check(copy)] == ["charts/verl-ppo/Chart.yaml"]
-    edit_chart_yaml(copy.umbrella, version="0.2.0")
+    edit_chart_yaml(copy.umbrella, version=next_minor(version_of(copy.umbrella)))
     [stale] = check(copy)
     assert "still lists" in stale and CHANGES in stale
     set_changes(copy.umbrella, "- kind: changed\n  description: the storage template\n")
@@ -96,9 +105,11 @@ def test_a_changed_values_file_needs_the_umbrellas_bump(copy):
 
 
 def test_a_lower_version_fails(copy):
-    edit_chart_yaml(copy.umbrella / "charts" / "raycluster", version="0.1.0-rc.1")
+    raycluster = copy.umbrella / "charts" / "raycluster"
+    released = version_of(raycluster)
+    edit_chart_yaml(raycluster, version=f"{released}-rc.1")
     found = {problem.split(":")[0]: problem for problem in check(copy)}
-    assert "is below 0.1.0" in found["charts/verl-ppo/charts/raycluster/Chart.yaml"]
+    assert f"is below {released}" in found["charts/verl-ppo/charts/raycluster/Chart.yaml"]
     assert "raise `version`" in found["charts/verl-ppo/Chart.yaml"], "the umbrella packages the changed Chart.yaml"
 
 

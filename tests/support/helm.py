@@ -41,8 +41,8 @@ def run(binary: Path, *args: str) -> Result:
 
 
 def template(binary: Path, *extra: str, release: str = "verl-ppo", namespace: str = "training",
-             monitoring: bool = True) -> Result:
-    args = ["template", release, str(CHART), "--namespace", namespace, "--kube-version", kubernetes_version()]
+             monitoring: bool = True, chart: Path = CHART) -> Result:
+    args = ["template", release, str(chart), "--namespace", namespace, "--kube-version", kubernetes_version()]
     if monitoring:
         args += ["--api-versions", MONITORING_API]
     return run(binary, *args, *extra)

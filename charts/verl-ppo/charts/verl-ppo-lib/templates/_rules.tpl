@@ -1,6 +1,8 @@
 {{/*
-The rulebook's entry point: every rule that relates two or more values, checked at once, one failure
-listing each broken rule with the field, its value, why, and the fix (Bitnami's validateValues habit).
+The rulebook's entry point: first the values schema (verl-ppo.schemaRules: types, keys and each value's
+constraints, one failure listing every broken one), then every rule that relates two or more values
+(they assume well-typed values), checked at once, one failure listing each broken rule with the field,
+its value, why, and the fix (Bitnami's validateValues habit).
 
 Every chart calls it from templates/validate.yaml. Under the umbrella chart only the umbrella's call
 runs (it sees every component's values); a subchart installed alone checks its own component and the
@@ -22,18 +24,26 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- else -}}
 {{- $_ := set $present .Chart.Name .Values -}}
 {{- end -}}
+{{- $schema := dict "findings" list -}}
+{{- include "verl-ppo.schemaRules" (dict "Values" .Values "chart" .Chart.Name "umbrella" $umbrella "state" $schema) -}}
+{{- include "verl-ppo.failure" (dict "findings" $schema.findings "chart" .Chart.Name "what" "outside the values schema") -}}
 {{- $state := dict "findings" list -}}
 {{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present "umbrella" $umbrella) -}}
 {{- range $name, $values := $present -}}
 {{- include (printf "%s.rules" $name) (dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "prefix" (ternary (printf "%s." $name) "" $umbrella) "state" $state "present" $present) -}}
 {{- end -}}
-{{- with $state.findings -}}
-{{- $lines := list (printf "%s: %d value(s) to fix (each line: field=value: why. Fix: how):" $.Chart.Name (len .)) -}}
+{{- include "verl-ppo.failure" (dict "findings" $state.findings "chart" .Chart.Name "what" "to fix") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The one failure: (dict "findings" "chart" "what"), each finding a line `  - field=value: why. Fix: how`. */}}
+{{- define "verl-ppo.failure" -}}
+{{- with .findings -}}
+{{- $lines := list (printf "%s: %d value(s) %s (each line: field=value: why. Fix: how):" $.chart (len .) $.what) -}}
 {{- range . -}}
 {{- $lines = append $lines (printf "  - %s=%s: %s. Fix: %s" .field (ternary "\"\"" (toString .value) (eq (toString .value) "")) .problem .fix) -}}
 {{- end -}}
 {{- fail (printf "\n%s" (join "\n" $lines)) -}}
-{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -77,6 +87,9 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- if not $fromSecret -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
 {{- end -}}
+{{- end -}}
+{{- if and .umbrella $job (not $ray) (not $job.dashboardURL) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" "" "problem" "is empty: the run would go to this release's RayCluster, which raycluster.enabled=false does not create" "fix" "--set ppo-job.dashboardURL=http://<head service>.<namespace>.svc:8265 (the Ray cluster to run on), or --set raycluster.enabled=true") -}}
 {{- end -}}
 {{- include "verl-ppo.rules.rayJobMode" . -}}
 {{- $path := $global.tensorboard.ingressPath -}}
