@@ -270,9 +270,6 @@ def test_an_upgrade_that_changes_the_run_supersedes_it_and_a_failed_run_fails_th
     assert terminated_exit_code(release.job_pod(failing)) == 1  # the submitter's code for a failed run
 
 
-@pytest.mark.xfail(strict=True, reason="known failure since the merge of issues 10-13 and 18 (2026-12-01): the pre-delete "
-                   "hook exits 0 but the run stays RUNNING until the head is deleted; passed on the pods branch alone. "
-                   "Issue 18 stays open for it; strict: the mark fails once the hook stops the run again.")
 def test_uninstall_runs_the_pre_delete_hook_and_the_run_ends_stopped(release):
     known = {j.metadata.name for j in release.submitter_jobs()}
     # A run of its own (601 s): the 600 s one of the test before is a Job whose attempt 1 was stopped.
