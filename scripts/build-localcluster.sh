@@ -169,6 +169,25 @@ build_kueue() {
   build_go_binary kueue sigs.k8s.io/kueue/cmd/kueue "$KUEUE_VERSION"
 }
 
+# The prometheus-operator (tier 7: it turns the release's PodMonitors into Prometheus's scrape config):
+# its module replaces its own pkg/ submodules with local paths (no `go install @version`), so a wrapper
+# module requires it; beside it every CRD of the module, as the operator watches all its kinds.
+promop_files="$cache/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"
+prometheus_operator_ready() {
+  [ -x "$bin/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" ] && [ -f "$promop_files/monitoring.coreos.com_prometheuses.yaml" ]
+}
+build_prometheus_operator() {
+  local dir="$cache/build/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" module=github.com/prometheus-operator/prometheus-operator
+  wrapper_module "$dir" "$module" "$PROMETHEUS_OPERATOR_VERSION"
+  # `go get` of the one package, not `go mod tidy`: tidy also resolves the tests of Prometheus's packages,
+  # whose imports are ambiguous between two cloud.google.com/go modules.
+  (cd "$dir" && go get "$module/cmd/operator@$PROMETHEUS_OPERATOR_VERSION" && nice go build -p "$jobs" -trimpath \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_OPERATOR_VERSION#v}" \
+    -o "$bin/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" "$module/cmd/operator")
+  mkdir -p "$promop_files"
+  install -m 0644 "$(module_dir "$module" "$PROMETHEUS_OPERATOR_VERSION")"/example/prometheus-operator-crd/*.yaml "$promop_files/"
+}
+
 # Files the cluster reads at start: every KubeRay CRD (the operator watches all four kinds) and
 # kwok's "fast" stages (nodes Ready at once; pods Running and Ready, Job pods complete, deleted pods go).
 cluster_files_ready() {
@@ -196,6 +215,7 @@ add_step realnode-debs "Debian containerd, runc, CNI plugins, iptables, ipset, d
 add_step coredns "CoreDNS $COREDNS_VERSION (the node's DNS plugins only)" coredns_ready build_coredns
 add_step kube-router "kube-router $KUBE_ROUTER_VERSION (NetworkPolicy firewall)" kube_router_ready build_kube_router
 add_step crictl "crictl $CRICTL_VERSION" crictl_ready build_crictl
+add_step prometheus-operator "prometheus-operator $PROMETHEUS_OPERATOR_VERSION (cmd/operator) and its CRDs" prometheus_operator_ready build_prometheus_operator
 add_step images "the real node's pause and Ray images (debootstrap, umoci)" images_ready build_images
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

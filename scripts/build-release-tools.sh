@@ -8,11 +8,6 @@ set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-wrapper_module() {  # wrapper_module DIR MODULE VERSION: a go.mod requiring MODULE@VERSION
-  mkdir -p "$1"
-  printf 'module verl-ppo.local/%s-build\n\ngo 1.26.0\n\nrequire %s %s\n' "$(basename "$1")" "$2" "$3" > "$1/go.mod"
-}
-
 # The registry's own main also links the Azure, GCS and S3 storage drivers, whose SDKs would more
 # than double the build; the tests store blobs on the filesystem only.
 registry_ready() { [ -x "$bin/registry-$DISTRIBUTION_VERSION" ]; }

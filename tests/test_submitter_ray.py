@@ -11,11 +11,13 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import zipfile
 
 import pytest
 
+from support.late_relay import late_relay
 from support.rayhead import free_port, join_worker, ray_head
 from support.submitter_run import (GPUS, PREPARE, SUBMITTER, finish, jobs, start_submitter, stop, submitter_env,
                                    wait_for_status, write_spec)
@@ -200,6 +202,25 @@ def test_stop_mode_stops_every_active_job_of_the_release(dashboard, tmp_path):
         urllib.request.urlopen(urllib.request.Request(dashboard + "/api/jobs/gone2-ppo-job-0001-a1/stop",
                                                       method="POST"), timeout=10).read()
         stop(other)
+        stop(running)
+
+
+def test_stop_mode_keeps_trying_a_head_that_refuses_its_first_connections(dashboard, tmp_path):
+    """The hook's pod is new: a NetworkPolicy enforcer refuses its connections until it admits the pod's
+    address (kube-router: about 2 s). The hook tries again and stops the run once it is let in."""
+    running = start_submitter(dashboard, tmp_path, "late-ppo-job-0001", seconds=60, attempts=1)
+    try:
+        wait_for_status(dashboard, "late-ppo-job-0001", "RUNNING")
+        port = free_port()
+        env = submitter_env(f"http://127.0.0.1:{port}", write_spec(tmp_path, "stop"), "late-ppo-job-ffff")
+        with late_relay(port, ("127.0.0.1", urllib.parse.urlsplit(dashboard).port), delay=3):
+            result = subprocess.run([sys.executable, str(SUBMITTER), "--stop"], env=env, capture_output=True,
+                                    text=True, timeout=60)
+        assert result.returncode == 0 and "Connection refused" in result.stdout, result.stdout + result.stderr
+        assert "stopped late-ppo-job-0001-a1" in result.stdout, result.stdout + result.stderr
+        code, output = finish(running)
+        assert code != 0 and "status=STOPPED" in output
+    finally:
         stop(running)
 
 

@@ -2,7 +2,9 @@
 
 prometheus-operator turns a PodMonitor endpoint into a kubernetes_sd scrape job plus relabelings; here the
 same relabelings are built from the PodMonitor objects, and static targets carry the meta labels that
-kubernetes_sd would attach to each pod port (pod labels, namespace, container port name).
+kubernetes_sd would attach to each pod port (pod labels, namespace, container port name) (tier 5).
+Tier 7 runs the config the operator itself writes (prometheus_with_config), its service discovery
+replaced by the same static targets of the real pods (kubernetes_sd_as_static).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class PodTarget:
     container: str
     labels: dict[str, str]
     ports: dict[str, str]  # container port name -> host:port
+    phase: str = "Running"
 
 
 def _sanitize(label: str) -> str:
@@ -54,7 +57,7 @@ def relabel_config(relabeling: dict[str, Any]) -> dict[str, Any]:
 def _meta_labels(pod: PodTarget, port_name: str) -> dict[str, str]:
     labels = {"__meta_kubernetes_namespace": pod.namespace, "__meta_kubernetes_pod_name": pod.name,
               "__meta_kubernetes_pod_container_name": pod.container,
-              "__meta_kubernetes_pod_container_port_name": port_name}
+              "__meta_kubernetes_pod_container_port_name": port_name, "__meta_kubernetes_pod_phase": pod.phase}
     for key, value in pod.labels.items():
         labels[f"__meta_kubernetes_pod_label_{_sanitize(key)}"] = value
         labels[f"__meta_kubernetes_pod_labelpresent_{_sanitize(key)}"] = "true"
@@ -100,6 +103,19 @@ def scrape_configs(monitors: list[dict], pods: list[PodTarget], interval: str) -
     return jobs
 
 
+def kubernetes_sd_as_static(config: dict, pods: list[PodTarget]) -> dict:
+    """The operator's config with each job's kubernetes_sd_configs (role pod) replaced by static targets: every
+    named container port of the pods in its namespaces, with the meta labels kubernetes_sd attaches. Debian
+    builds its Prometheus without Kubernetes service discovery; the operator's own relabelings then select
+    and label the targets as they would."""
+    for job in config["scrape_configs"]:
+        names = {name for sd in job.pop("kubernetes_sd_configs") for name in sd.get("namespaces", {}).get("names", [])}
+        job["static_configs"] = [{"targets": [address], "labels": _meta_labels(pod, port_name)}
+                                 for pod in pods if not names or pod.namespace in names
+                                 for port_name, address in pod.ports.items()]
+    return config
+
+
 class Prometheus:
     def __init__(self, url: str):
         self.url = url
@@ -123,11 +139,17 @@ class Prometheus:
                 for t in self.get("/api/v1/targets")["activeTargets"]}
 
 
-@contextmanager
 def prometheus(workdir: Path, jobs: list[dict]) -> Iterator[Prometheus]:
+    """Prometheus scraping these jobs."""
+    return prometheus_with_config(workdir, {"global": {"evaluation_interval": "1s"}, "scrape_configs": jobs})
+
+
+@contextmanager
+def prometheus_with_config(workdir: Path, settings: dict) -> Iterator[Prometheus]:
+    """Prometheus running this whole configuration (prometheus.yml's content)."""
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
-    config.write_text(yaml.safe_dump({"global": {"evaluation_interval": "1s"}, "scrape_configs": jobs}))
+    config.write_text(yaml.safe_dump(settings))
     port = free_port()
     log = workdir / "prometheus.log"
     with log.open("w") as log_file:

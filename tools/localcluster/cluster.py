@@ -18,7 +18,7 @@ from tools.localcluster.parts import Parts, parts
 from tools.localcluster.realnode import RealNode, stop_real_node
 
 # Stop order: the clients of the apiserver first, etcd last.
-STOP_ORDER = ["kueue", "kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
+STOP_ORDER = ["prometheus-operator", "kueue", "kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
 # Marks the nodes kwok plays (its --manage-nodes-with-annotation-selector).
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # kwok renews the fake nodes' leases; the node lifecycle controller reads them as heartbeats and
@@ -171,14 +171,19 @@ def _get(url: str, pki_dir: Path | None = None) -> bool:
         return response.status == 200
 
 
-def install_crds(api: client.ApiClient, files: list[Path]) -> None:
-    """Creates the CRDs and waits until each is Established (its API served)."""
+def install_crds(api: client.ApiClient, files: list[Path], existing_ok: bool = False) -> None:
+    """Creates the CRDs (those already there left as they are, where existing_ok) and waits until each
+    is Established (its API served)."""
     extensions = client.ApiextensionsV1Api(api)
     names = []
     for path in files:
         for document in yaml.safe_load_all(path.read_text()):
             if document and document.get("kind") == "CustomResourceDefinition":
-                extensions.create_custom_resource_definition(document)
+                try:
+                    extensions.create_custom_resource_definition(document)
+                except client.ApiException as error:
+                    if not (existing_ok and error.status == 409):
+                        raise
                 names.append(document["metadata"]["name"])
 
     def established() -> bool:

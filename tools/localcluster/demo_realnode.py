@@ -65,7 +65,7 @@ def run_real_node_demo(state: Path, values_file: Path, helm_name: str, shape_nam
         values_args = ["-f", str(values_file), "-f", str(REALNODE_VALUES)]
         prepare(api, helm, release, namespace, values_args)
         plant_inputs(helm, release, namespace, values_args)
-        print(f"$ helm install {release} charts/verl-ppo --namespace {namespace} -f {values_file.relative_to(ROOT)} "
+        print(f"$ helm install {release} charts/verl-ppo --namespace {namespace} -f {values_file.resolve().relative_to(ROOT)} "
               f"-f {REALNODE_VALUES.relative_to(ROOT)}")
         installed = time.monotonic()
         helm.run("install", release, str(CHART), "--namespace", namespace, *values_args)

@@ -19,6 +19,8 @@ class Parts:
     kuberay_operator: Path
     kueue: Path
     kueue_files: Path  # Kueue's CRDs and webhook manifests (build-localcluster.sh copies them from its module)
+    prometheus_operator: Path
+    prometheus_operator_files: Path  # every CRD of its module (build-localcluster.sh copies them)
     helm: Path
     kwok_stages: list[Path]
     crds: list[Path]
@@ -26,7 +28,8 @@ class Parts:
     def missing(self) -> list[Path]:
         """What scripts/build-localcluster.sh has not (yet) put in place."""
         files = [self.etcd, self.apiserver, self.controller_manager, self.scheduler, self.kwok,
-                 self.kuberay_operator, self.kueue, self.kueue_files / "manifests.yaml", self.helm]
+                 self.kuberay_operator, self.kueue, self.kueue_files / "manifests.yaml", self.prometheus_operator,
+                 self.prometheus_operator_files / "monitoring.coreos.com_prometheuses.yaml", self.helm]
         absent = [path for path in files if not path.exists()]
         if not self.kwok_stages:
             absent.append(kwok_stages_dir())
@@ -86,6 +89,8 @@ def parts(helm: str = "helm4") -> Parts:
         kuberay_operator=_binary("kuberay-operator", "KUBERAY_VERSION"),
         kueue=_binary("kueue", "KUEUE_VERSION"),
         kueue_files=tool_cache() / f"kueue-{versions['KUEUE_VERSION']}",
+        prometheus_operator=_binary("prometheus-operator", "PROMETHEUS_OPERATOR_VERSION"),
+        prometheus_operator_files=tool_cache() / f"prometheus-operator-{versions['PROMETHEUS_OPERATOR_VERSION']}",
         helm=tool_cache() / "bin" / helm,
         kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
         # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.

@@ -301,32 +301,41 @@ def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_pre
             log(f"stopped {submission_id} ({reason})")
 
 
-# How long the uninstall hook keeps trying a dashboard that is slow to answer (its Job's deadline is 120 s):
-# a busy head may miss one request, and a run left running is killed mid-step, perhaps mid-checkpoint, by
-# the RayCluster's deletion. A head that is gone (connection refused, no such host) is not waited for.
-STOP_TRYING_SECONDS = 60
+# How long the uninstall hook keeps trying the dashboard (its Job's deadline is 120 s): a run left running
+# is killed mid-step, perhaps mid-checkpoint, by the RayCluster's deletion. A busy head may time out or
+# answer 5xx: up to 60 s. A head that refuses the connection or whose name does not resolve is gone, or
+# does not yet admit this new pod: a NetworkPolicy enforcer learns a new pod's address a moment after the
+# pod starts and refuses or drops its connections until then (kube-router: about 2 s): up to 20 s, which
+# is all a gone head delays the uninstall. Any other answer (4xx, bad JSON) is not tried again.
+BUSY_HEAD_SECONDS = 60
+UNREACHABLE_HEAD_SECONDS = 20
+STOP_RETRY_SECONDS = 1
 
 
-def _transient(error: Exception) -> bool:
-    """A timeout or a 5xx of a busy dashboard: worth another try."""
+def _retry_seconds(error: Exception) -> float:
+    """How long since the first try a failed stop is worth another try."""
     if isinstance(error, urllib.error.HTTPError):
-        return error.code >= 500
-    return isinstance(getattr(error, "reason", error), TimeoutError)
+        return BUSY_HEAD_SECONDS if error.code >= 500 else 0
+    if isinstance(getattr(error, "reason", error), TimeoutError):
+        return BUSY_HEAD_SECONDS
+    if isinstance(error, (urllib.error.URLError, OSError)):
+        return UNREACHABLE_HEAD_SECONDS
+    return 0
 
 
 def stop_release_jobs(api: RayJobsAPI, settings: Settings) -> int:
     """The uninstall hook: stops every active run of the release; best effort, never fails."""
-    deadline = time.monotonic() + STOP_TRYING_SECONDS
+    started = time.monotonic()
     while True:
         try:
             stop_active(api, settings.family_pattern(), "helm uninstall")
             return 0
         except (urllib.error.URLError, OSError, ValueError) as error:
-            if not _transient(error) or time.monotonic() >= deadline:
+            if time.monotonic() - started >= _retry_seconds(error):
                 log(f"could not stop the release's Ray jobs ({error}); the RayCluster's deletion ends them")
                 return 0
             log(f"dashboard not answering ({error}); trying again")
-            time.sleep(min(settings.poll_seconds, 5))
+            time.sleep(STOP_RETRY_SECONDS)
 
 
 class KubeJob:
