@@ -9,6 +9,7 @@ The tests share one release and run in file order: a later one starts from what 
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
