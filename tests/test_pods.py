@@ -138,7 +138,7 @@ def test_ray_status_shows_both_nodes_with_their_gpus(release):
         print(json.dumps([[n["NodeManagerAddress"], n["Resources"].get("GPU", 0)] for n in ray.nodes() if n["Alive"]]))
     """)
     assert nodes.code == 0, nodes.output
-    alive = dict(yaml.safe_load(nodes.output.strip().splitlines()[-1]))
+    [alive] = [dict(json.loads(line)) for line in nodes.output.splitlines() if line.startswith("[[")]
     assert alive == {release.pod("head").status.pod_ip: 2.0, release.pod("worker").status.pod_ip: 2.0}
     # The worker found the head through the head Service's DNS name (KubeRay's --address), resolved by CoreDNS.
     worker = next(c for c in release.pod("worker").spec.containers if c.name.startswith("ray-"))
