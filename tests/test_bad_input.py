@@ -597,3 +597,38 @@ def test_values_at_a_rules_limit_pass(helm, capsys, case):
     result = helm_cli.template(helm, *AT_THE_LIMIT[case])
     assert result.returncode == 0, result.output
     assert generator_main(["check", *AT_THE_LIMIT[case]]) == 0, capsys.readouterr().out
+
+
+def test_check_findings_name_the_readme_of_the_field_and_shorten_long_values():
+    """A schema finding points at the README that documents the field (the component's, or the umbrella's
+    for global and top-level keys) and prints a value of more than 60 characters cut to 57 and `...`."""
+    from generator import paths
+    from generator.check import check
+    from generator.helmvalues import HelmInputs
+
+    def findings(**inputs):
+        return [str(finding) for finding in check(paths.CHART, HelmInputs(**inputs)).findings]
+
+    assert findings(set_jsons=("ppo-job.data.trainBatchSize=[1,2]",)) == [
+        "ppo-job.data.trainBatchSize=[1, 2]: [1, 2] is not of type 'integer'; fix: see the parameter's description in "
+        "charts/verl-ppo/charts/ppo-job/README.md"]
+    (sixty,) = findings(set_strings=("global.fullnameOverride=" + "a" * 60,))
+    assert sixty.startswith(f"global.fullnameOverride={'a' * 60}: ") and sixty.endswith("charts/verl-ppo/README.md")
+    (sixty_one,) = findings(set_strings=("global.fullnameOverride=" + "a" * 61,))
+    assert sixty_one.startswith(f"global.fullnameOverride={'a' * 57}...: ")
+    (top,) = findings(sets=("foo=1",))
+    assert top.startswith("(top level)=") and "('foo' was unexpected)" in top and top.endswith("charts/verl-ppo/README.md")
+
+
+def test_check_findings_of_a_helm_error_that_is_no_rule_keep_helms_text():
+    from generator.check import Finding, rule_findings
+
+    assert rule_findings("Error: template: x.yaml:3: nil pointer\n") == [
+        Finding("(helm template)", "", "Error: template: x.yaml:3: nil pointer", "see Helm's message")]
+    assert rule_findings("Error: 1 value(s) to fix\n  - a.b=3: is odd. Fix: --set a.b=4\n") == [
+        Finding("a.b", "3", "is odd", "--set a.b=4")]
+
+
+def test_check_findings_leave_extra_args_of_a_disabled_job_alone(capsys):
+    assert generator_main(["check", "--set", "ppo-job.enabled=false",
+                           "--set", "ppo-job.extraArgs[0]=trainer.val_before_trian=False"]) == 0, capsys.readouterr().out

@@ -19,7 +19,7 @@ VERL = ("tests/test_verl_config.py", "-k", "one_override or declared_types or wr
 CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
          "not helm3 and (set_flags or every_broken or set_forms or check_types or cannot_read or "
          "generator_check_rejects_a or generator_check_rejects_an or not_there or checks_a_component_alone "
-         "or readme_of)")
+         "or check_findings)")
 # `Path / "name"` replaced by another operator fails at import, in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
