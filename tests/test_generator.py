@@ -380,3 +380,19 @@ def test_cli_discover_without_a_cluster_names_the_fix(tmp_path: Path, capsys, mo
     assert main(["discover", "--kubeconfig", str(tmp_path / "none")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("discover: no cluster to read: ") and err.endswith("pass --kubeconfig or set KUBECONFIG\n")
+
+
+def test_cli_dashboards_writes_rays_dashboards_and_reports_drift(tmp_path: Path, capsys, monkeypatch):
+    from generator import dashboards
+
+    monkeypatch.setattr(dashboards, "dashboard_path", lambda name: tmp_path / f"{name}.json")
+    assert main(["dashboards", "--check"]) == 1
+    generated = dashboards.generate()
+    assert capsys.readouterr().out.splitlines() == [f"{tmp_path / name}.json differs from Ray's generator: run python "
+                                                    "-m generator dashboards" for name in generated]
+    assert main(["dashboards"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"wrote {tmp_path / name}.json ({len(text.encode()) // 1024} KiB)" for name, text in generated.items()]
+    for name, text in generated.items():
+        assert (tmp_path / f"{name}.json").read_text() == text == (paths.DASHBOARDS / f"{name}.json").read_text()
+    assert main(["dashboards", "--check"]) == 0 and capsys.readouterr().out == ""

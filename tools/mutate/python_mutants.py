@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.paths import ROOT
+from tools.mutate.annotations import in_annotation
 from tools.mutate.equivalent import why_equivalent
 from tools.mutate.score import Score
 
@@ -50,6 +51,21 @@ def _cosmic_ray(tree: Path, *args: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
+ANNOTATION = "in a type annotation, which `from __future__ import annotations` leaves unevaluated"
+
+
+def _skip_annotations(session: Path, tree: Path) -> None:
+    """Marks the mutants inside type annotations skipped: they cannot change behaviour (annotations.py)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            mutation = item.mutations[0]
+            if in_annotation(tree / mutation.module_path, tuple(mutation.start_pos)):
+                db.set_result(item.job_id, WorkResult(output=ANNOTATION, worker_outcome=WorkerOutcome.SKIPPED))
+
+
 def _keep_sample(session: Path, sample: int) -> None:
     """Marks all but `sample` evenly spaced pending mutants skipped (a quick look at a slow module)."""
     from cosmic_ray.work_db import WorkDB, use_db
@@ -76,6 +92,7 @@ def run_target(target: PythonTarget, tree: Path, work: Path, sample: int | None 
     _cosmic_ray(tree, "init", str(config), str(session))
     subprocess.run([*NICE, sys.executable, "-m", "cosmic_ray.tools.filters.operators_filter", str(session),
                     str(config)], cwd=tree, check=True)
+    _skip_annotations(session, tree)
     if sample:
         _keep_sample(session, sample)
     _cosmic_ray(tree, "exec", str(config), str(session))
@@ -113,7 +130,8 @@ def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
                          if text.startswith("+") and not text.startswith("+++")]
                 where = (f"line {line} {mutation.operator_name}: {source[line - 1].strip()} -> "
                          f"{added[0] if added else '?'}")
-                why = why_equivalent(target.module, added[0]) if added else None
+                why = ANNOTATION if in_annotation(ROOT / target.module, tuple(mutation.start_pos)) else (
+                    why_equivalent(target.module, added[0]) if added else None)
                 if why:
                     score.equivalent.append(f"{where} ({why})")
                 else:
