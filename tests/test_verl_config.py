@@ -145,6 +145,14 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
                            "nnodes)"),  # Hydra's force-add prefix names the same key
     ("trainer.nnodes=${trainer.n_gpus_per_node}", None),  # an interpolation is checked where it points
     ("trainer.nnodes=???", None),  # a value left to be given later
+    ("trainer.n_gpus_per_node=1", None),  # each range's closed low end, and the value under it
+    ("data.train_batch_size=1", None),
+    ("data.train_batch_size=0", "data.train_batch_size=0: must be >= 1 (veRL divides it by the GPUs and the mini batch)"),
+    ("actor_rollout_ref.rollout.n=1", None),
+    ("actor_rollout_ref.rollout.n=0", "actor_rollout_ref.rollout.n=0: must be >= 1 (veRL repeats every prompt n times)"),
+    ("actor_rollout_ref.actor.ppo_epochs=null",  # a field with a non-None default is no Optional
+     "actor_rollout_ref.actor.ppo_epochs=None: veRL declares int (FSDPActorConfig.ppo_epochs: int)"),
+    ("trainer.project_name=[1,2]", "trainer.project_name=[1, 2]: veRL declares str (its default)"),  # no list in a str
 ])
 def test_one_override_against_the_types_of_verl_0_9(override, found):
     assert verlconfig.rejected_override(verl_config_dir("0.9.1"), override) == found
@@ -297,3 +305,14 @@ def test_config_dir_falls_back_to_an_installed_verl_of_that_version(tmp_path, mo
     assert verlconfig.config_dir("0.9.1") is None, "an installed veRL of another version"
     config.rmdir()
     assert verlconfig.config_dir("0.4.1") is None, "an installed veRL without its config"
+
+
+def test_each_wrong_type_in_one_config_is_listed():
+    directory = verl_config_dir("0.9.1")
+    config = verlconfig.compose(directory, ["actor_rollout_ref.rollout.gpu_memory_utilization=banana",
+                                            "trainer.save_freq=1.5", "trainer.nnodes=0"])
+    assert verlconfig.type_violations(directory, config) == [
+        "actor_rollout_ref.rollout.gpu_memory_utilization=banana: veRL declares float "
+        "(RolloutConfig.gpu_memory_utilization: float)",
+        "trainer.nnodes=0: must be >= 1 (veRL builds its GPU resource pool as [n_gpus_per_node] * nnodes)",
+        "trainer.save_freq=1.5: veRL declares int (its default)"]
