@@ -396,3 +396,9 @@ def test_cli_dashboards_writes_rays_dashboards_and_reports_drift(tmp_path: Path,
     for name, text in generated.items():
         assert (tmp_path / f"{name}.json").read_text() == text == (paths.DASHBOARDS / f"{name}.json").read_text()
     assert main(["dashboards", "--check"]) == 0 and capsys.readouterr().out == ""
+
+
+def test_cli_without_a_command_shows_the_usage(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([])
+    assert stopped.value.code == 2 and "the following arguments are required: command" in capsys.readouterr().err
