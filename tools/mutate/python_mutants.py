@@ -110,7 +110,11 @@ def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
         # Mutants the last run never reached stay unrun: mark them skipped, then free the survivors.
         db.execute("INSERT INTO work_results (worker_outcome, output, job_id) SELECT 'SKIPPED', 'not run', job_id "
                    "FROM work_items WHERE job_id NOT IN (SELECT job_id FROM work_results)")
-        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+        survivors = db.execute("SELECT r.job_id, m.start_pos_row, m.start_pos_col FROM work_results r JOIN mutation_specs m "
+                               "ON m.job_id = r.job_id WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        # Annotation mutants stay as they are (equivalent): running them again can only show that again.
+        db.executemany("DELETE FROM work_results WHERE job_id = ?",
+                       [(job,) for job, row, col in survivors if not in_annotation(ROOT / target.module, (row, col))])
     _cosmic_ray(tree, "exec", str(work / f"{target.name}.toml"), str(session))
     return read_score(target, tree, session)
 
