@@ -110,13 +110,26 @@ def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
         # Mutants the last run never reached stay unrun: mark them skipped, then free the survivors.
         db.execute("INSERT INTO work_results (worker_outcome, output, job_id) SELECT 'SKIPPED', 'not run', job_id "
                    "FROM work_items WHERE job_id NOT IN (SELECT job_id FROM work_results)")
-        survivors = db.execute("SELECT r.job_id, m.start_pos_row, m.start_pos_col FROM work_results r JOIN mutation_specs m "
-                               "ON m.job_id = r.job_id WHERE r.test_outcome = 'SURVIVED'").fetchall()
-        # Annotation mutants stay as they are (equivalent): running them again can only show that again.
+        survivors = db.execute("SELECT r.job_id, m.start_pos_row, m.start_pos_col, r.diff FROM work_results r JOIN "
+                               "mutation_specs m ON m.job_id = r.job_id WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        # Equivalent mutants stay as they are: running them again can only show that again.
         db.executemany("DELETE FROM work_results WHERE job_id = ?",
-                       [(job,) for job, row, col in survivors if not in_annotation(ROOT / target.module, (row, col))])
+                       [(job,) for job, row, col, diff in survivors if not _equivalent(target, (row, col), diff)])
     _cosmic_ray(tree, "exec", str(work / f"{target.name}.toml"), str(session))
     return read_score(target, tree, session)
+
+
+def _added_line(diff: str | None) -> str | None:
+    added = [text[1:].strip() for text in (diff or "").splitlines() if text.startswith("+") and not text.startswith("+++")]
+    return added[0] if added else None
+
+
+def _equivalent(target: PythonTarget, start: tuple[int, int], diff: str | None) -> str | None:
+    """Why a surviving mutant is equivalent (inside an annotation, or listed in equivalent.py), or None."""
+    if in_annotation(ROOT / target.module, start):
+        return ANNOTATION
+    added = _added_line(diff)
+    return why_equivalent(target.module, added) if added else None
 
 
 def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
@@ -132,12 +145,9 @@ def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
             if result.test_outcome == TestOutcome.SURVIVED:
                 mutation = item.mutations[0]
                 line = mutation.start_pos[0]
-                added = [text[1:].strip() for text in (result.diff or "").splitlines()
-                         if text.startswith("+") and not text.startswith("+++")]
                 where = (f"line {line} {mutation.operator_name}: {source[line - 1].strip()} -> "
-                         f"{added[0] if added else '?'}")
-                why = ANNOTATION if in_annotation(ROOT / target.module, tuple(mutation.start_pos)) else (
-                    why_equivalent(target.module, added[0]) if added else None)
+                         f"{_added_line(result.diff) or '?'}")
+                why = _equivalent(target, tuple(mutation.start_pos), result.diff)
                 if why:
                     score.equivalent.append(f"{where} ({why})")
                 else:
