@@ -40,6 +40,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                            'paths.SUBCHARTS else chart / "README.md"'):
         "a path above the umbrella's (a component's chart) has no top-level key named after a component: its schema "
         "refuses unknown keys, so the second condition decides alone",
+    ("generator/verltypes.py", 'if len(parts) <= 1 and parts[0].startswith("Optional[") and parts[0].endswith("]"):'):
+        "no veRL field is annotated None alone, so parts is never empty here",
+    ("generator/verltypes.py", 'if len(parts) == 1 and parts[0].startswith("Optional[") and parts[-1].endswith("]"):'):
+        "with one part, parts[-1] is parts[0]",
 }
 
 
