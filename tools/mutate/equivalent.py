@@ -40,6 +40,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                            'paths.SUBCHARTS else chart / "README.md"'):
         "a path above the umbrella's (a component's chart) has no top-level key named after a component: its schema "
         "refuses unknown keys, so the second condition decides alone",
+    ("generator/check.py", 'head = path.split(".", 2)[0]'): "the first part is the same for any split count above 0",
     ("generator/verltypes.py", 'if len(parts) <= 1 and parts[0].startswith("Optional[") and parts[0].endswith("]"):'):
         "no veRL field is annotated None alone, so parts is never empty here",
     ("generator/verltypes.py", 'if len(parts) == 1 and parts[0].startswith("Optional[") and parts[-1].endswith("]"):'):
