@@ -641,3 +641,38 @@ def test_helm_and_generator_check_word_the_schema_alike(helm, tmp_path, capsys):
     check_lines = sorted(line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines())
     assert len(helm_lines) >= 25 and f"verl-ppo: {len(helm_lines)} value(s) outside the values schema" in result.stderr
     assert helm_lines == check_lines
+
+
+def test_check_findings_name_the_field_with_its_fix_and_shorten_long_values():
+    """A schema finding names the field (top-level keys too) and its fix, and prints a value of more than
+    60 characters cut to 57 and `...`."""
+    from generator import paths
+    from generator.check import check
+    from generator.helmvalues import HelmInputs
+
+    def findings(**inputs):
+        return [str(finding) for finding in check(paths.CHART, HelmInputs(**inputs)).findings]
+
+    assert findings(set_jsons=("ppo-job.data.trainBatchSize=[1,2]",)) == [
+        "ppo-job.data.trainBatchSize=[1,2]: is a list, not a whole number. Fix: write a whole number"]
+    (sixty,) = findings(set_strings=("global.fullnameOverride=" + "a" * 60,))
+    assert sixty.startswith(f"global.fullnameOverride={'a' * 60}: is longer than 45 characters. Fix: ")
+    (sixty_one,) = findings(set_strings=("global.fullnameOverride=" + "a" * 61,))
+    assert sixty_one.startswith(f"global.fullnameOverride={'a' * 57}...: ")
+    (top,) = findings(sets=("foo=1",))
+    assert top.startswith("foo=1: is not a setting here. Fix: ") and "ppo-job" in top
+
+
+def test_check_findings_of_a_helm_error_that_is_no_rule_keep_helms_text():
+    from generator.check import Finding, rule_findings
+
+    assert rule_findings("Error: template: x.yaml:3: nil pointer\n") == [
+        Finding("(helm template)", "", "Error: template: x.yaml:3: nil pointer", "see Helm's message")]
+    assert rule_findings("Error: 1 value(s) to fix\n  - a.b=3: is odd. Fix: --set a.b=4\n") == [
+        Finding("a.b", "3", "is odd", "--set a.b=4")]
+
+
+def test_check_findings_leave_extra_args_of_a_disabled_job_alone(capsys):
+    assert generator_main(["check", "--set", "ppo-job.enabled=false",
+                           "--set", "ppo-job.extraArgs[0]=trainer.val_before_trian=False"]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().err == "", "a disabled job's extraArgs are not looked at, not even to say why not"

@@ -289,3 +289,148 @@ def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, ca
 def test_render_names_an_unknown_algorithm(capsys):
     assert main(["render", "--algorithm", "sac"]) == 2
     assert "unknown algorithm 'sac'; known: dapo, grpo, ppo, reinforce++, rloo" in capsys.readouterr().err
+
+
+def test_cli_shapes_prints_each_shape_sized_as_render_sizes_it(capsys):
+    assert main(["shapes", "--algorithm", "grpo"]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split() == ["shape", "GPU", "GiB", "GPUs", "nodes", "TP", "micro", "rollout", "figures"]
+    assert [row.split()[0] for row in rows] == list(CATALOG.shapes)
+    for row in rows:
+        shape = CATALOG.shapes[row.split()[0]]
+        sizing = size(shape, MODEL, run_for(ALGORITHMS["grpo"], shape.default_nodes))
+        figures = [f"{shape.gpu_memory_gib:g}", str(shape.gpus_per_node), str(shape.default_nodes),
+                   str(sizing.tensor_parallel), str(sizing.micro_batch), str(sizing.rollout_memory_fraction),
+                   "vendor" if shape.documented else "estimated"]
+        assert row.split()[-7:] == figures, row
+
+
+def test_cli_shapes_names_an_unknown_algorithm(capsys):
+    assert main(["shapes", "--algorithm", "sac"]) == 2
+    assert "unknown algorithm 'sac'" in capsys.readouterr().err
+
+
+def test_cli_render_writes_what_values_holds_then_leaves_it_unchanged(tmp_path: Path, capsys):
+    """Defaults (the shape's nodes, resource share 0.8) give the repository's values/ files."""
+    assert main(["render", "seed-2gpu", "a10-24g-x4", "--output", str(tmp_path)]) == 0
+    written = capsys.readouterr().out.splitlines()
+    assert sorted(written) == sorted(f"wrote {tmp_path / name}" for name in
+                                     ["seed-2gpu.yaml", "a10-24g-x4.yaml", *(f"platforms/{n}" for n in platform_overlays())])
+    for name in ["seed-2gpu.yaml", "a10-24g-x4.yaml", "platforms/vke.yaml", "platforms/generic.yaml"]:
+        assert (tmp_path / name).read_text() == (paths.VALUES_DIR / name).read_text(), name
+    assert main(["render", "seed-2gpu", "--output", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"unchanged {tmp_path / 'seed-2gpu.yaml'}"
+
+
+def test_cli_render_without_a_shape_writes_every_shape(tmp_path: Path, capsys):
+    assert main(["render", "--output", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.yaml")) == sorted(f"{name}.yaml" for name in CATALOG.shapes)
+
+
+def test_cli_render_names_an_unknown_shape_and_writes_nothing(tmp_path: Path, capsys):
+    assert main(["render", "seed-2gpu", "b300", "--output", str(tmp_path)]) == 2
+    assert f"unknown shape 'b300'; known: {', '.join(CATALOG.shapes)}" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("*.yaml"))
+
+
+def test_cli_render_takes_the_resource_share_and_the_responses(tmp_path: Path, capsys):
+    shape = CATALOG.shapes["a10-24g-x4"]
+    assert main(["render", shape.name, "--algorithm", "grpo", "--responses-per-prompt", "8", "--resource-share", "0.5",
+                 "--output", str(tmp_path)]) == 0
+    run = run_for(ALGORITHMS["grpo"], shape.default_nodes, 8, 0.5)
+    assert (tmp_path / f"{shape.name}-grpo.yaml").read_text() == render_shape(shape, MODEL, run, ALGORITHMS["grpo"])
+
+
+def test_cli_check_names_each_file_and_fails_if_any_fails(tmp_path: Path, capsys):
+    good, bad = paths.VALUES_DIR / "seed-2gpu.yaml", tmp_path / "bad.yaml"
+    bad.write_text("ppo-job:\n  actor:\n    ppoMicroBatchSizePerGpu: 7\n")
+    assert main(["check", str(good), str(bad)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{good}: ok" and out[1].startswith(f"{bad}: ppo-job.actor.ppoMicroBatchSizePerGpu=7: ")
+    assert main(["check", str(bad), str(good)]) == 1, "a later good file must not clear an earlier failure"
+    capsys.readouterr()
+    assert main(["check", str(good), str(good)]) == 0
+
+
+def test_cli_check_together_stacks_the_files(tmp_path: Path, capsys):
+    """Alone, each file breaks a rule; stacked, the second mends the first."""
+    small, mended = tmp_path / "small.yaml", tmp_path / "mended.yaml"
+    small.write_text("ppo-job:\n  actor:\n    ppoMicroBatchSizePerGpu: 7\n")
+    mended.write_text("ppo-job:\n  actor:\n    ppoMiniBatchSize: 28\n  critic:\n    ppoMicroBatchSizePerGpu: 7\n"
+                      "  data:\n    trainBatchSize: 28\n")
+    assert main(["check", "--together", str(small), str(mended)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{small} + {mended}: ok"
+    assert main(["check", str(small), str(mended)]) == 1
+
+
+def test_cli_check_of_the_defaults_and_of_a_missing_file(tmp_path: Path, capsys):
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out == f"{paths.CHART} (defaults): ok\n"
+    missing = tmp_path / "missing.yaml"
+    assert main(["check", str(missing), str(paths.VALUES_DIR / "seed-2gpu.yaml")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{missing}: cannot read {missing}", f"{paths.VALUES_DIR / 'seed-2gpu.yaml'}: ok"]
+
+
+def test_cli_check_without_helm_says_how_to_build_it(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("HELM", str(tmp_path / "no-helm"))
+    assert main(["check", str(paths.VALUES_DIR / "seed-2gpu.yaml"), str(paths.VALUES_DIR / "seed-2gpu.yaml")]) == 2
+    assert capsys.readouterr().err == f"check: {tmp_path / 'no-helm'} not found: run `make setup` (scripts/setup.sh) " \
+                                      "to build the pinned Helm\n"
+
+
+@pytest.mark.parametrize("command", ["schema", "globals", "docs"])
+def test_cli_generated_files_are_current(command, capsys):
+    assert main([command, "--check"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_cli_drift_is_reported_then_written(tmp_path: Path, capsys, monkeypatch):
+    from generator.cli import write_or_check
+
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    stale, current = tmp_path / "stale.json", tmp_path / "current.json"
+    current.write_text("{}")
+    expected = {stale: '{"a": 1}', current: "{}"}
+    assert write_or_check(expected, True, "make x") == 1
+    assert capsys.readouterr().out == "stale.json is stale: run make x\n" and not stale.exists()
+    assert write_or_check(expected, False, "make x") == 0
+    assert capsys.readouterr().out == "wrote stale.json\nunchanged current.json\n"
+    assert stale.read_text() == '{"a": 1}'
+    assert write_or_check(expected, True, "make x") == 0
+
+
+def test_cli_gpu_memory_item_splits_at_the_last_equals():
+    from generator.cli import gpu_memory_item
+
+    assert gpu_memory_item("NVIDIA-A10=24") == ("NVIDIA-A10", 24.0)
+    assert gpu_memory_item("a=b=0.5") == ("a=b", 0.5)
+
+
+def test_cli_discover_without_a_cluster_names_the_fix(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert main(["discover", "--kubeconfig", str(tmp_path / "none")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("discover: no cluster to read: ") and err.endswith("pass --kubeconfig or set KUBECONFIG\n")
+
+
+def test_cli_dashboards_writes_rays_dashboards_and_reports_drift(tmp_path: Path, capsys, monkeypatch):
+    from generator import dashboards
+
+    monkeypatch.setattr(dashboards, "dashboard_path", lambda name: tmp_path / f"{name}.json")
+    assert main(["dashboards", "--check"]) == 1
+    generated = dashboards.generate()
+    assert capsys.readouterr().out.splitlines() == [f"{tmp_path / name}.json differs from Ray's generator: run python "
+                                                    "-m generator dashboards" for name in generated]
+    assert main(["dashboards"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"wrote {tmp_path / name}.json ({len(text.encode()) // 1024} KiB)" for name, text in generated.items()]
+    for name, text in generated.items():
+        assert (tmp_path / f"{name}.json").read_text() == text == (paths.DASHBOARDS / f"{name}.json").read_text()
+    assert main(["dashboards", "--check"]) == 0 and capsys.readouterr().out == ""
+
+
+def test_cli_without_a_command_shows_the_usage(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([])
+    assert stopped.value.code == 2 and "the following arguments are required: command" in capsys.readouterr().err

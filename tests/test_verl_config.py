@@ -137,6 +137,22 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
     ("actor_rollout_ref.actor.clip_ratio=false", "actor_rollout_ref.actor.clip_ratio=False: veRL declares float "
                                                  "(FSDPActorConfig.clip_ratio: float)"),
     ("trainer.project_name=42", None),  # a str field takes any scalar, as OmegaConf converts it
+    ("trainer.val_before_trian=False", "Key 'val_before_trian' is not in struct"),  # Hydra's first line
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=0", "actor_rollout_ref.rollout.gpu_memory_utilization=0: must be "
+     "> 0 and <= 1 (the rollout engine's share of each GPU's memory; vLLM refuses more than 1)"),  # an open low end
+    ("trainer.nnodes=1", None),  # a closed low end
+    ("++trainer.nnodes=0", "trainer.nnodes=0: must be >= 1 (veRL builds its GPU resource pool as [n_gpus_per_node] * "
+                           "nnodes)"),  # Hydra's force-add prefix names the same key
+    ("trainer.nnodes=${trainer.n_gpus_per_node}", None),  # an interpolation is checked where it points
+    ("trainer.nnodes=???", None),  # a value left to be given later
+    ("trainer.n_gpus_per_node=1", None),  # each range's closed low end, and the value under it
+    ("data.train_batch_size=1", None),
+    ("data.train_batch_size=0", "data.train_batch_size=0: must be >= 1 (veRL divides it by the GPUs and the mini batch)"),
+    ("actor_rollout_ref.rollout.n=1", None),
+    ("actor_rollout_ref.rollout.n=0", "actor_rollout_ref.rollout.n=0: must be >= 1 (veRL repeats every prompt n times)"),
+    ("actor_rollout_ref.actor.ppo_epochs=null",  # a field with a non-None default is no Optional
+     "actor_rollout_ref.actor.ppo_epochs=None: veRL declares int (FSDPActorConfig.ppo_epochs: int)"),
+    ("trainer.project_name=[1,2]", "trainer.project_name=[1, 2]: veRL declares str (its default)"),  # no list in a str
 ])
 def test_one_override_against_the_types_of_verl_0_9(override, found):
     assert verlconfig.rejected_override(verl_config_dir("0.9.1"), override) == found
@@ -267,3 +283,36 @@ def test_an_experiment_name_stays_a_string(name, tmp_path):
     resolved = OmegaConf.to_container(config, resolve=True)
     assert resolved["trainer"]["experiment_name"] == name and resolved["trainer"]["project_name"] == name
     assert resolved["trainer"]["default_local_dir"] == f"/data/checkpoints/verl-ppo/{name}"
+
+
+def test_config_dir_falls_back_to_an_installed_verl_of_that_version(tmp_path, monkeypatch):
+    """Without the setup cache, veRL's config comes from an installed veRL, only of the version asked for."""
+    import importlib
+    import sys
+
+    site = tmp_path / "site"
+    config = site / "verl" / "trainer" / "config"
+    config.mkdir(parents=True)
+    (site / "verl" / "__init__.py").write_text("")
+    (site / "verl-0.4.1.dist-info").mkdir()
+    (site / "verl-0.4.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: verl\nVersion: 0.4.1\n")
+    monkeypatch.setenv("VERL_PPO_CACHE", str(tmp_path / "empty-cache"))
+    assert verlconfig.config_dir("0.4.1") is None, "no cache and no veRL installed"
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "verl", raising=False)
+    importlib.invalidate_caches()
+    assert verlconfig.config_dir("0.4.1") == config
+    assert verlconfig.config_dir("0.9.1") is None, "an installed veRL of another version"
+    config.rmdir()
+    assert verlconfig.config_dir("0.4.1") is None, "an installed veRL without its config"
+
+
+def test_each_wrong_type_in_one_config_is_listed():
+    directory = verl_config_dir("0.9.1")
+    config = verlconfig.compose(directory, ["actor_rollout_ref.rollout.gpu_memory_utilization=banana",
+                                            "trainer.save_freq=1.5", "trainer.nnodes=0"])
+    assert verlconfig.type_violations(directory, config) == [
+        "actor_rollout_ref.rollout.gpu_memory_utilization=banana: veRL declares float "
+        "(RolloutConfig.gpu_memory_utilization: float)",
+        "trainer.nnodes=0: must be >= 1 (veRL builds its GPU resource pool as [n_gpus_per_node] * nnodes)",
+        "trainer.save_freq=1.5: veRL declares int (its default)"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.paths import ROOT
+from tools.mutate.annotations import in_annotation
 from tools.mutate.equivalent import why_equivalent
 from tools.mutate.score import Score
 
@@ -50,13 +51,30 @@ def _cosmic_ray(tree: Path, *args: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-def _keep_sample(session: Path, sample: int) -> None:
-    """Marks all but `sample` evenly spaced pending mutants skipped (a quick look at a slow module)."""
+ANNOTATION = "in a type annotation, which `from __future__ import annotations` leaves unevaluated"
+
+
+def _skip_annotations(session: Path, tree: Path) -> None:
+    """Marks the mutants inside type annotations skipped: they cannot change behaviour (annotations.py)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
     with use_db(str(session), WorkDB.Mode.open) as db:
-        pending = list(db.pending_work_items)
+        for item in list(db.pending_work_items):
+            mutation = item.mutations[0]
+            if in_annotation(tree / mutation.module_path, tuple(mutation.start_pos)):
+                db.set_result(item.job_id, WorkResult(output=ANNOTATION, worker_outcome=WorkerOutcome.SKIPPED))
+
+
+def _keep_sample(session: Path, sample: int) -> None:
+    """Marks all but `sample` pending mutants skipped (a quick look at a slow module): evenly spaced in
+    the order of the source (cosmic-ray lists them in random order), so a sample is the same every run."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        pending = sorted(db.pending_work_items, key=lambda item: (
+            tuple(item.mutations[0].start_pos), item.mutations[0].operator_name, item.mutations[0].occurrence))
         step = max(1, len(pending) // sample)
         keep = {item.job_id for item in pending[::step][:sample]}
         for item in pending:
@@ -76,6 +94,7 @@ def run_target(target: PythonTarget, tree: Path, work: Path, sample: int | None 
     _cosmic_ray(tree, "init", str(config), str(session))
     subprocess.run([*NICE, sys.executable, "-m", "cosmic_ray.tools.filters.operators_filter", str(session),
                     str(config)], cwd=tree, check=True)
+    _skip_annotations(session, tree)
     if sample:
         _keep_sample(session, sample)
     _cosmic_ray(tree, "exec", str(config), str(session))
@@ -91,9 +110,26 @@ def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
         # Mutants the last run never reached stay unrun: mark them skipped, then free the survivors.
         db.execute("INSERT INTO work_results (worker_outcome, output, job_id) SELECT 'SKIPPED', 'not run', job_id "
                    "FROM work_items WHERE job_id NOT IN (SELECT job_id FROM work_results)")
-        db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
+        survivors = db.execute("SELECT r.job_id, m.start_pos_row, m.start_pos_col, r.diff FROM work_results r JOIN "
+                               "mutation_specs m ON m.job_id = r.job_id WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        # Equivalent mutants stay as they are: running them again can only show that again.
+        db.executemany("DELETE FROM work_results WHERE job_id = ?",
+                       [(job,) for job, row, col, diff in survivors if not _equivalent(target, (row, col), diff)])
     _cosmic_ray(tree, "exec", str(work / f"{target.name}.toml"), str(session))
     return read_score(target, tree, session)
+
+
+def _added_line(diff: str | None) -> str | None:
+    added = [text[1:].strip() for text in (diff or "").splitlines() if text.startswith("+") and not text.startswith("+++")]
+    return added[0] if added else None
+
+
+def _equivalent(target: PythonTarget, start: tuple[int, int], diff: str | None) -> str | None:
+    """Why a surviving mutant is equivalent (inside an annotation, or listed in equivalent.py), or None."""
+    if in_annotation(ROOT / target.module, start):
+        return ANNOTATION
+    added = _added_line(diff)
+    return why_equivalent(target.module, added) if added else None
 
 
 def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
@@ -109,11 +145,9 @@ def read_score(target: PythonTarget, tree: Path, session: Path) -> Score:
             if result.test_outcome == TestOutcome.SURVIVED:
                 mutation = item.mutations[0]
                 line = mutation.start_pos[0]
-                added = [text[1:].strip() for text in (result.diff or "").splitlines()
-                         if text.startswith("+") and not text.startswith("+++")]
                 where = (f"line {line} {mutation.operator_name}: {source[line - 1].strip()} -> "
-                         f"{added[0] if added else '?'}")
-                why = why_equivalent(target.module, added[0]) if added else None
+                         f"{_added_line(result.diff) or '?'}")
+                why = _equivalent(target, tuple(mutation.start_pos), result.diff)
                 if why:
                     score.equivalent.append(f"{where} ({why})")
                 else:

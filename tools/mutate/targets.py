@@ -10,7 +10,16 @@ GENERATOR = "tests/test_generator.py"
 SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory or scales")
 DISCOVER_UNIT = ("tests/test_discover.py", "tests/test_cluster_discover.py", "-k",
                  "not one_entry_per_node and not values_rendered_from_discovery")
-VERL = ("tests/test_verl_config.py", "-k", "not rendered_command_composes")
+# The cases that reach the type and range checks (one composition each), not the full compositions of
+# every scenario (two minutes a run at load, and they only ask Hydra whether keys exist).
+VERL = ("tests/test_verl_config.py", "-k", "one_override or declared_types or wrong_type or misspelled or correct_extra "
+        "or not_there or config_dir")
+# generator check's paths: schema, rule lines, Helm's refusals, extraArgs, a component's chart; not the 120
+# bad inputs (each a helm run: minutes; the selected cases reach every branch those reach).
+CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
+         "not helm3 and (set_flags or every_broken or set_forms or check_types or cannot_read or "
+         "generator_check_rejects_a or generator_check_rejects_an or not_there or checks_a_component_alone "
+         "or check_findings)")
 # `Path / "name"` replaced by another operator fails at import, in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
@@ -28,11 +37,14 @@ PYTHON_TARGETS = (
     PythonTarget("generator/paths.py", ("tests/test_paths.py", GENERATOR, "tests/test_verl_config.py", "-k",
                                         "readme or schema or supported or versions_env"),
                  excluded=PATH_DIVISION),
-    PythonTarget("generator/verlconfig.py", VERL, 120.0),
-    PythonTarget("generator/verltypes.py", VERL, 120.0),
-    PythonTarget("generator/check.py", ("tests/test_bad_input.py", "-k", "generator_check or cannot_read or every_broken "
-                                        "or set_forms or check_types"), 300.0),
-    PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "-k", "not helm3"), 300.0),
+    # Timeouts far above a run at load 12: a timeout counts as killed, so it must mean a hang.
+    PythonTarget("generator/verlconfig.py", VERL, 600.0),
+    PythonTarget("generator/verltypes.py", VERL, 600.0),
+    PythonTarget("generator/check.py", CHECK, 900.0),
+    PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "tests/test_summary.py",
+                                      "tests/test_cluster_discover.py", "-k",
+                                      "not helm3 and (cli or render_algorithm or render_names or set_flags or "
+                                      "cannot_read or every_broken or summary_names or gpu_memory_gib)"), 900.0),
     # Each run starts a real Ray head and runs Ray jobs: minutes per mutant on two cores.
     PythonTarget("charts/verl-ppo/charts/ppo-job/files/submitter.py", ("tests/test_submitter_ray.py",), 900.0),
 )
