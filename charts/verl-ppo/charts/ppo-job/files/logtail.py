@@ -42,7 +42,9 @@ class Connection:
         self.buffer = bytearray()
         key = base64.b64encode(os.urandom(16)).decode()
         sock.sendall((f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                      # The dashboard refuses requests without one (its browser check reads it).
+                      "User-Agent: verl-ppo-submitter\r\n\r\n").encode())
         head = self._until(b"\r\n\r\n").decode("latin-1")
         status = head.split(" ", 2)[1] if " " in head else ""
         if status == "404":
@@ -133,6 +135,7 @@ class LogTail:
             pass
         except (OSError, ValueError):
             self.drop()
+            time.sleep(max(deadline - time.monotonic(), 0))  # try again on the next call, not at once
         finally:
             self.out.flush()
 
