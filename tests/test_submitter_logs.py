@@ -12,7 +12,7 @@ import pytest
 
 from support.byteproxy import byte_proxy
 from support.rayhead import ray_head
-from support.submitter_run import GPUS, finish, start_submitter, wait_for_status
+from support.submitter_run import GPUS, finish, jobs, start_submitter, wait_for_status
 
 STAND_IN_LOGS = Path(__file__).resolve().parent / "support" / "stand_in_logs.py"
 LOG_BYTES, CHUNKS, SECONDS = 4_000_000, 80, 8.0
@@ -60,10 +60,14 @@ def test_the_followed_log_is_the_jobs_log_fetched_once(head, tmp_path):
 
 def test_cut_connections_lose_and_repeat_nothing(head, tmp_path):
     """A dashboard restart drops the log tail mid-stream: the submitter follows it anew, skipping what it printed."""
-    def cut_twice(url, prefix, proxy):
+    cuts = []
+
+    def cut_while_running(url, prefix, proxy):
         wait_for_status(url, prefix, "RUNNING")
-        for _ in range(2):
-            time.sleep(SECONDS / 3)
-            assert proxy.cut() > 0
-    log, printed, _ = run_log_job(head, tmp_path, "cut-ppo-job-0001", during=cut_twice)
+        while len(cuts) < 2 and jobs(url, prefix)[0]["status"] == "RUNNING":
+            time.sleep(SECONDS / 4)
+            if proxy.received[f"/api/jobs/{prefix}-a1/logs/tail"] and proxy.cut():
+                cuts.append(time.monotonic())
+    log, printed, _ = run_log_job(head, tmp_path, "cut-ppo-job-0001", during=cut_while_running)
+    assert cuts, "the job ended before a connection could be cut"
     same_bytes(log, printed)
