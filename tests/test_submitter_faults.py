@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -45,10 +44,10 @@ def wait_for_step(checkpoints: Path, step: int, timeout: float = 90) -> None:
     raise AssertionError(f"no checkpoint {step} within {timeout}s: {journal(checkpoints)}")
 
 
-def test_head_lost_mid_run_starts_the_next_attempt_from_the_last_checkpoint(tmp_path):
+def test_head_lost_mid_run_starts_the_next_attempt_from_the_last_checkpoint(tmp_path, tmp_path_factory):
     prefix, dashboard_port, gcs_port = "headloss-ppo-job-0001", free_port(), free_port()
     driver, checkpoints = steps_driver(tmp_path, steps=8, pace=1.0)
-    first, second = tmp_path / "ray-1", tmp_path / "ray-2"
+    first, second = tmp_path_factory.mktemp("ray"), tmp_path_factory.mktemp("ray")  # short: Ray's socket paths
     with ray_head(first, gpus=GPUS, dashboard_port=dashboard_port, gcs_port=gcs_port) as url:
         process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=3, timeout=300,
                                   dashboard_timeout_seconds="300")
@@ -77,15 +76,16 @@ def test_head_lost_mid_run_starts_the_next_attempt_from_the_last_checkpoint(tmp_
     assert {pid for step, pid in written if step > last_before}.isdisjoint(pid for _, pid in written[:last_before])
 
 
-def test_lost_attempts_count_against_max_attempts(tmp_path):
+def test_lost_attempts_count_against_max_attempts(tmp_path, tmp_path_factory):
     prefix, dashboard_port, gcs_port = "lastloss-ppo-job-0001", free_port(), free_port()
     driver, checkpoints = steps_driver(tmp_path, steps=60, pace=1.0)
-    with ray_head(tmp_path / "ray-1", gpus=GPUS, dashboard_port=dashboard_port, gcs_port=gcs_port) as url:
+    first, second = tmp_path_factory.mktemp("ray"), tmp_path_factory.mktemp("ray")
+    with ray_head(first, gpus=GPUS, dashboard_port=dashboard_port, gcs_port=gcs_port) as url:
         process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=1, timeout=300)
         try:
             wait_for_step(checkpoints, 1)
-            stop_head(tmp_path / "ray-1", gcs_port)
-            with ray_head(tmp_path / "ray-2", gpus=GPUS, dashboard_port=dashboard_port, gcs_port=gcs_port):
+            stop_head(first, gcs_port)
+            with ray_head(second, gpus=GPUS, dashboard_port=dashboard_port, gcs_port=gcs_port):
                 code, output = finish(process)
                 assert jobs(url, prefix) == []
         finally:
@@ -93,16 +93,17 @@ def test_lost_attempts_count_against_max_attempts(tmp_path):
     assert code == 1 and f"{prefix}-a1 ended LOST and all 1 attempts are used" in output, output
 
 
-def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(tmp_path):
+def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(tmp_path, tmp_path_factory):
     """Its process stopped (SIGSTOP) for 60 s: requests hang. Within the bound (120 s here) the submitter
     waits, then follows the same Ray job: no second submission, no log line printed twice."""
     prefix = "silent-ppo-job-0001"
     driver, checkpoints = steps_driver(tmp_path, steps=75, pace=1.0)
-    with ray_head(tmp_path / "ray", gpus=GPUS) as url:
+    temp_dir = tmp_path_factory.mktemp("ray")
+    with ray_head(temp_dir, gpus=GPUS) as url:
         process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=3, dashboard_timeout_seconds="120")
         try:
             wait_for_step(checkpoints, 2)
-            dashboard = dashboard_pid(tmp_path / "ray")
+            dashboard = dashboard_pid(temp_dir)
             os.kill(dashboard, signal.SIGSTOP)
             try:
                 time.sleep(60)
@@ -120,16 +121,17 @@ def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(t
     assert [step for step, _ in journal(checkpoints)] == list(range(1, 76))
 
 
-def test_a_dashboard_silent_past_its_bound_is_reattached_when_the_head_kept_the_run(tmp_path):
+def test_a_dashboard_silent_past_its_bound_is_reattached_when_the_head_kept_the_run(tmp_path, tmp_path_factory):
     """Past the bound the head counts as lost, but the run is submitted again only if the answering head
     does not have it: this head still runs attempt 1, so the submitter re-attaches to it."""
     prefix = "bound-ppo-job-0001"
     driver, checkpoints = steps_driver(tmp_path, steps=30, pace=1.0)
-    with ray_head(tmp_path / "ray", gpus=GPUS) as url:
+    temp_dir = tmp_path_factory.mktemp("ray")
+    with ray_head(temp_dir, gpus=GPUS) as url:
         process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=3, dashboard_timeout_seconds="5")
         try:
             wait_for_step(checkpoints, 2)
-            dashboard = dashboard_pid(tmp_path / "ray")
+            dashboard = dashboard_pid(temp_dir)
             os.kill(dashboard, signal.SIGSTOP)
             try:
                 time.sleep(15)
