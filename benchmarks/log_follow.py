@@ -80,7 +80,8 @@ def follow_once(dashboard: str, work: Path, program: Path, label: str, megabytes
         process.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.monotonic() - started
     if process.returncode != 0:
-        raise SystemExit(f"{label}: the submitter exited {process.returncode}; see {output}")
+        tail = output.read_bytes()[-3000:].decode(errors="replace")
+        raise SystemExit(f"{label}: the submitter exited {process.returncode}; its output ended:\n{tail}")
     log = work / "ray" / "session_latest" / "logs" / f"job-driver-{prefix}-a1.log"
     log_bytes, printed = log.stat().st_size, output.stat().st_size
     output.unlink()

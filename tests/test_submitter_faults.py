@@ -93,20 +93,21 @@ def test_lost_attempts_count_against_max_attempts(tmp_path, tmp_path_factory):
     assert code == 1 and f"{prefix}-a1 ended LOST and all 1 attempts are used" in output, output
 
 
-def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(tmp_path, tmp_path_factory):
-    """Its process stopped (SIGSTOP) for 60 s: requests hang. Within the bound (120 s here) the submitter
-    waits, then follows the same Ray job: no second submission, no log line printed twice."""
-    prefix = "silent-ppo-job-0001"
-    driver, checkpoints = steps_driver(tmp_path, steps=75, pace=1.0)
+def run_with_silent_dashboard(tmp_path, tmp_path_factory, prefix: str, steps: int, silent: float,
+                              bound: str) -> str:
+    """A run of `steps` checkpoints whose dashboard process is stopped (SIGSTOP: requests hang) for `silent`
+    seconds after step 2. Asserts one submission only, one exit 0, each step written and printed once;
+    returns the submitter's output."""
+    driver, checkpoints = steps_driver(tmp_path, steps=steps, pace=1.0)
     temp_dir = tmp_path_factory.mktemp("ray")
     with ray_head(temp_dir, gpus=GPUS) as url:
-        process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=3, dashboard_timeout_seconds="120")
+        process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=3, dashboard_timeout_seconds=bound)
         try:
             wait_for_step(checkpoints, 2)
             dashboard = dashboard_pid(temp_dir)
             os.kill(dashboard, signal.SIGSTOP)
             try:
-                time.sleep(60)
+                time.sleep(silent)
             finally:
                 os.kill(dashboard, signal.SIGCONT)
             code, output = finish(process)
@@ -114,34 +115,23 @@ def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(t
             stop(process)
         assert code == 0, output
         assert [j["submission_id"] for j in jobs(url, prefix)] == [f"{prefix}-a1"]
-    assert "dashboard not answering" in output and f"following {prefix}-a1" in output, output
-    assert "waiting up to 120s" in output
-    for step in range(1, 76):
+    for step in range(1, steps + 1):
         assert output.count(f"stand-in run: step {step} checkpointed\n") == 1, step
-    assert [step for step, _ in journal(checkpoints)] == list(range(1, 76))
+    assert [step for step, _ in journal(checkpoints)] == list(range(1, steps + 1))
+    return output
+
+
+def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(tmp_path, tmp_path_factory):
+    """Stopped for 60 s, within the bound (120 s here): the submitter waits, then follows the same Ray job."""
+    prefix = "silent-ppo-job-0001"
+    output = run_with_silent_dashboard(tmp_path, tmp_path_factory, prefix, steps=75, silent=60, bound="120")
+    assert "dashboard not answering" in output and "waiting up to 120s" in output, output
+    assert f"following {prefix}-a1" in output and "re-attaching" not in output
 
 
 def test_a_dashboard_silent_past_its_bound_is_reattached_when_the_head_kept_the_run(tmp_path, tmp_path_factory):
     """Past the bound the head counts as lost, but the run is submitted again only if the answering head
     does not have it: this head still runs attempt 1, so the submitter re-attaches to it."""
     prefix = "bound-ppo-job-0001"
-    driver, checkpoints = steps_driver(tmp_path, steps=30, pace=1.0)
-    temp_dir = tmp_path_factory.mktemp("ray")
-    with ray_head(temp_dir, gpus=GPUS) as url:
-        process = start_submitter(url, tmp_path, prefix, driver=driver, attempts=3, dashboard_timeout_seconds="5")
-        try:
-            wait_for_step(checkpoints, 2)
-            dashboard = dashboard_pid(temp_dir)
-            os.kill(dashboard, signal.SIGSTOP)
-            try:
-                time.sleep(15)
-            finally:
-                os.kill(dashboard, signal.SIGCONT)
-            code, output = finish(process)
-        finally:
-            stop(process)
-        assert code == 0, output
-        assert [j["submission_id"] for j in jobs(url, prefix)] == [f"{prefix}-a1"]
+    output = run_with_silent_dashboard(tmp_path, tmp_path_factory, prefix, steps=30, silent=15, bound="5")
     assert "the dashboard did not answer for 5s" in output and f"re-attaching to {prefix}-a1 (RUNNING)" in output
-    for step in range(1, 31):
-        assert output.count(f"stand-in run: step {step} checkpointed\n") == 1, step
