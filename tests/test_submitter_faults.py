@@ -131,7 +131,8 @@ def test_a_dashboard_silent_for_a_minute_is_waited_for_and_the_run_followed_on(t
 
 def test_a_dashboard_silent_past_its_bound_is_reattached_when_the_head_kept_the_run(tmp_path, tmp_path_factory):
     """Past the bound the head counts as lost, but the run is submitted again only if the answering head
-    does not have it: this head still runs attempt 1, so the submitter re-attaches to it."""
+    does not have it: this head still runs attempt 1, so the submitter re-attaches to it. Silent for 70 s: a
+    request waits 30 s before it fails, so the second failure (past the 5 s bound) comes at about 60 s."""
     prefix = "bound-ppo-job-0001"
-    output = run_with_silent_dashboard(tmp_path, tmp_path_factory, prefix, steps=30, silent=15, bound="5")
+    output = run_with_silent_dashboard(tmp_path, tmp_path_factory, prefix, steps=100, silent=70, bound="5")
     assert "the dashboard did not answer for 5s" in output and f"re-attaching to {prefix}-a1 (RUNNING)" in output
