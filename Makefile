@@ -5,7 +5,7 @@ PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -75,6 +75,9 @@ mutate: setup  ## mutation testing (cosmic-ray, chart template mutants): share o
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
 	$(PYTHON) -m benchmarks.submit_overhead
+
+bench-logs: setup  ## the submitter's CPU and peak memory following a 1 GB Ray job log, before (whole log per poll) and after (log tail)
+	$(PYTHON) -m benchmarks.log_follow
 
 # GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
 # gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.

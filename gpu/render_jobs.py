@@ -4,7 +4,7 @@ Each run is `helm template` of an H200 (or the seed's) values file, changed only
 differs from a cluster: the mount path and the data and model paths on it (a local folder), the model,
 the GPUs of one machine, the veRL version the carried wheels hold (the profile: veRL 0.3.0.post1 with
 its HF rollout, or veRL 0.9.1 with the chart's own vLLM rollout), and the step count. From the rendered objects it keeps what the submitter Job would run: the ConfigMap's
-job.json and submitter.py, and the Job's environment (downward-API values resolved as Kubernetes would).
+job.json, submitter.py with its logtail.py, and the Job's environment (downward-API values resolved as Kubernetes would).
 
 Usage: python3 gpu/render_jobs.py [--chart-root DIR] [--gpus 1 2 ...]
 """
@@ -141,7 +141,7 @@ def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: i
     volume = next(v for v in job["spec"]["template"]["spec"]["volumes"] if "configMap" in v)
     files = config_maps[volume["configMap"]["name"]]["data"]
     out.mkdir(parents=True, exist_ok=True)
-    for file_name in ("job.json", "submitter.py"):
+    for file_name in ("job.json", "submitter.py", "logtail.py"):
         (out / file_name).write_text(files[file_name])
     spec = json.loads(files["job.json"])
     manifest = {

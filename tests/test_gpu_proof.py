@@ -60,7 +60,8 @@ def rendered(tmp_path, name: str, gpus: int, nodes: int = 1) -> tuple[dict, dict
     folder = tmp_path / render_jobs.run_folder(name, gpus, nodes)
     render_jobs.render(ROOT, name, render_jobs.RUNS[name], gpus, folder, nodes)
     run = json.loads((folder / "run.json").read_text())
-    assert (folder / "submitter.py").read_text() == (ROOT / "charts/verl-ppo/charts/ppo-job/files/submitter.py").read_text()
+    for program in ("submitter.py", "logtail.py"):
+        assert (folder / program).read_text() == (ROOT / "charts/verl-ppo/charts/ppo-job/files" / program).read_text()
     return run, overrides(json.loads((folder / "job.json").read_text())["entrypoint"])
 
 

@@ -69,14 +69,16 @@ START_ATTEMPTS = 3
 
 @contextmanager
 def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None,
-             metrics_port: int | None = None, gcs_port: int | None = None) -> Iterator[str]:
-    """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes."""
+             metrics_port: int | None = None, gcs_port: int | None = None,
+             dashboard_port: int | None = None) -> Iterator[str]:
+    """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes.
+    Fixed ports (gcs_port, dashboard_port) let a test start a new head where an old one was."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(extra_env or {})}
     fixed_gcs_port = gcs_port
     # A port picked free can be taken before Ray binds it (busy machines, e.g. beside the local cluster):
     # a failed start is stopped and tried again on fresh ports.
     for attempt in range(1, START_ATTEMPTS + 1):
-        dashboard, gcs_port = free_port(), fixed_gcs_port or free_port()
+        dashboard, gcs_port = dashboard_port or free_port(), fixed_gcs_port or free_port()
         command = [
             *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={gcs_port}",
             f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
@@ -101,6 +103,12 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
         yield url
     finally:
         stop_head(temp_dir, gcs_port)
+
+
+def dashboard_pid(temp_dir: Path) -> int:
+    """The process of this head's dashboard (its HTTP server; its modules run in child processes)."""
+    return next(pid for pid, (_, command) in _processes().items()
+                if "dashboard/dashboard.py" in command and f"--temp-dir={temp_dir} " in command + " ")
 
 
 def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:

@@ -10,6 +10,13 @@ a new Job, whose submitter stops the release's superseded runs before it submits
 the Ray job runs finds it and re-attaches; only after a FAILED or STOPPED attempt is a new one
 started (veRL's resume_mode=auto resumes it from the last checkpoint), up to VERL_PPO_MAX_ATTEMPTS.
 
+It prints the run's log as it grows, each byte once (logtail.py: Ray's tail websocket, not the whole log
+on every poll, so its cost stays flat over a week-long run). Without GCS fault tolerance a lost head takes
+its Ray jobs with it: when a new head does not know the run (404), or the dashboard has not answered for
+VERL_PPO_DASHBOARD_TIMEOUT_SECONDS, the submitter waits for the cluster's GPUs again, then re-attaches if
+the head still has the run, or else counts the attempt as lost and starts the next one. It submits only
+after the head, answering, has shown that the run is not there: never two runs at once.
+
 Before anything is submitted, the inputs on the shared volume (data files, model config, reward
 function) must be there: checked once, or waited for while the chart's preparation Job writes them.
 And the checkpoint veRL would resume from must have been written by as many GPUs as the release has:
@@ -49,6 +56,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from logtail import LogTail, TailGone
+
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 # veRL's checkpoint layout: the tracker file names the newest step; each rank writes its actor shard.
 CHECKPOINT_TRACKER = "latest_checkpointed_iteration.txt"
@@ -71,6 +80,7 @@ class Settings:
     inputs_timeout_seconds: float
     resume_check_dir: str = ""  # veRL's checkpoint directory when it resumes from there (resume_mode auto)
     poll_seconds: float = 5.0
+    dashboard_timeout_seconds: float = 300.0  # a dashboard silent this long while following: the head is lost
     preflight_program: str = ""  # path of preflight.py; empty: no preflight
     preflight_expected: dict[str, Any] | None = None
 
@@ -92,6 +102,7 @@ class Settings:
             inputs_timeout_seconds=float(os.environ.get("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200")),
             resume_check_dir=os.environ.get("VERL_PPO_RESUME_CHECK_DIR", ""),
             poll_seconds=float(os.environ.get("VERL_PPO_POLL_SECONDS", "5")),
+            dashboard_timeout_seconds=float(os.environ.get("VERL_PPO_DASHBOARD_TIMEOUT_SECONDS", "300")),
             preflight_program=os.environ.get("VERL_PPO_PREFLIGHT", ""),
             preflight_expected=json.loads(os.environ.get("VERL_PPO_PREFLIGHT_EXPECTED", "{}")),
         )
@@ -119,9 +130,6 @@ class RayJobsAPI:
 
     def job(self, submission_id: str) -> dict[str, Any]:
         return self.request("GET", f"/api/jobs/{submission_id}")
-
-    def logs(self, submission_id: str) -> str:
-        return (self.request("GET", f"/api/jobs/{submission_id}/logs") or {}).get("logs", "")
 
     def submit(self, submission_id: str, spec: dict[str, Any]) -> None:
         body = {
@@ -256,39 +264,86 @@ def attempts_of(api: RayJobsAPI, prefix: str) -> dict[int, dict[str, Any]]:
     return found
 
 
-def choose_submission(api: RayJobsAPI, settings: Settings) -> tuple[str, bool]:
-    """Returns (submission id, whether it must be submitted)."""
-    attempts = attempts_of(api, settings.submission_prefix)
+@dataclass
+class Choice:
+    submission_id: str
+    attempt: int
+    submit: bool  # a new attempt; else re-attach (or report an attempt that ended)
+    status: str = ""  # of the attempt re-attached to; LOST: gone with its head, nothing left to follow
+
+
+LOST = "LOST"
+
+
+def choose_submission(api: RayJobsAPI, settings: Settings, lost: set[int] = frozenset()) -> Choice:
+    """The attempt to follow or to submit. `lost` are this pod's attempts that vanished with their head: a new
+    head knows nothing of them, yet they count against maxAttempts."""
+    attempts = {**{number: {"status": LOST} for number in lost}, **attempts_of(api, settings.submission_prefix)}
     if not attempts:
-        return f"{settings.submission_prefix}-a1", True
+        return Choice(f"{settings.submission_prefix}-a1", 1, True)
     latest = max(attempts)
     status = attempts[latest].get("status")
     submission_id = f"{settings.submission_prefix}-a{latest}"
     if status in ACTIVE or status == "SUCCEEDED":
         log(f"re-attaching to {submission_id} ({status})")
-        return submission_id, False
+        return Choice(submission_id, latest, False, status)
     if latest >= settings.max_attempts:
         log(f"{submission_id} ended {status} and all {settings.max_attempts} attempts are used")
-        return submission_id, False
+        return Choice(submission_id, latest, False, status)
     log(f"{submission_id} ended {status}: starting attempt {latest + 1}, resuming from the last checkpoint")
-    return f"{settings.submission_prefix}-a{latest + 1}", True
+    return Choice(f"{settings.submission_prefix}-a{latest + 1}", latest + 1, True)
 
 
-def follow(api: RayJobsAPI, submission_id: str, poll_seconds: float) -> dict[str, Any]:
-    printed = 0
-    while True:
+class HeadLost(Exception):
+    """The Ray job cannot be followed: a new head does not know it, or the dashboard stopped answering."""
+
+
+def job_status(api: RayJobsAPI, submission_id: str, settings: Settings, silent_since: list[float]) -> dict[str, Any] | None:
+    """The job's record; None while the dashboard does not answer (within its bound); HeadLost past it."""
+    try:
         job = api.job(submission_id)
-        try:
-            logs = api.logs(submission_id)
-        except (urllib.error.URLError, OSError):
-            logs = ""
-        if len(logs) > printed:
-            sys.stdout.write(logs[printed:])
-            sys.stdout.flush()
-            printed = len(logs)
-        if job.get("status") in TERMINAL:
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            raise HeadLost(f"the head does not know {submission_id} (a new head: without GCS fault tolerance a "
+                           "head's Ray jobs end with it)") from None
+        failure: Exception = error
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        failure = error
+    else:
+        if silent_since:
+            log(f"dashboard answers again after {time.monotonic() - silent_since[0]:.0f}s: following {submission_id}")
+            silent_since.clear()
+        return job
+    if not silent_since:
+        silent_since.append(time.monotonic())
+        log(f"dashboard not answering ({failure}); waiting up to {settings.dashboard_timeout_seconds:g}s for it")
+    elif time.monotonic() - silent_since[0] >= settings.dashboard_timeout_seconds:
+        raise HeadLost(f"the dashboard did not answer for {settings.dashboard_timeout_seconds:g}s ({failure})")
+    time.sleep(settings.poll_seconds)
+    return None
+
+
+def follow(api: RayJobsAPI, tail: LogTail, settings: Settings) -> dict[str, Any]:
+    """Prints the job's log as it grows and returns the job's record once it ended and its log is printed."""
+    submission_id, silent_since = tail.submission_id, []
+    drain_deadline = None
+    while True:
+        job = job_status(api, submission_id, settings, silent_since)
+        if job is None:
+            continue
+        ended = job.get("status") in TERMINAL
+        if tail.complete and not ended:
+            tail.reopen()  # the tail closed under a running job (the dashboard lost its agent): follow it anew
+        if ended and (tail.complete or time.monotonic() >= (drain_deadline or float("inf"))):
+            if not tail.complete:
+                log(f"{submission_id}'s log tail did not end within {settings.dashboard_timeout_seconds:g}s")
             return job
-        time.sleep(poll_seconds)
+        if ended and drain_deadline is None:
+            drain_deadline = time.monotonic() + settings.dashboard_timeout_seconds
+        try:
+            tail.pump(settings.poll_seconds)
+        except TailGone:
+            tail.drop()  # the next status tells whether the head still knows the job
 
 
 def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_prefix: str = "") -> None:
@@ -419,46 +474,68 @@ def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
     preflight_id = f"{submission_id}-preflight-{secrets.token_hex(3)}"
     api.submit(preflight_id, {**settings.job_spec, "entrypoint": entrypoint})
     log(f"preflight {preflight_id} submitted")
-    job = follow(api, preflight_id, settings.poll_seconds)
+    job = follow(api, LogTail(settings.dashboard_url, preflight_id, sys.stdout.buffer), settings)
     if job.get("status") != "SUCCEEDED":
         log(f"preflight {job.get('status')}: {submission_id} not submitted (table above; "
             f"ppo-job.preflight.enabled=false skips the preflight)")
         sys.exit(5)
 
 
-def submit_once(api: RayJobsAPI, settings: Settings) -> str:
+def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int]) -> Choice:
     if settings.submission_id:  # a RayJob's own cluster: one run, under KubeRay's id
         submission_id, must_submit = given_submission(api, settings.submission_id)
+        choice = Choice(submission_id, 1, must_submit)
     else:
-        submission_id, must_submit = choose_submission(api, settings)
-    if not must_submit:
-        return submission_id
+        choice = choose_submission(api, settings, lost)
+    if not choice.submit:
+        return choice
     if settings.preflight_program:
-        preflight(api, settings, submission_id)
+        preflight(api, settings, choice.submission_id)
     if not settings.submission_id:
         # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
         stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
                     keep_prefix=settings.submission_prefix)
     try:
-        api.submit(submission_id, settings.job_spec)
-        log(f"submitted {submission_id}")
+        api.submit(choice.submission_id, settings.job_spec)
+        log(f"submitted {choice.submission_id}")
     except urllib.error.HTTPError as error:
         # Another pod of this Job won the race: follow its submission instead of starting a second run.
         if "already exists" not in error.read().decode(errors="replace"):
             raise
-        log(f"{submission_id} already exists: re-attaching")
-    return submission_id
+        log(f"{choice.submission_id} already exists: re-attaching")
+    return choice
 
 
 def run(api: RayJobsAPI, settings: Settings) -> int:
     wait_for_inputs(settings)
-    check_resumable(settings)
-    wait_for_cluster(api, settings)
-    submission_id = submit_once(api, settings)
-    job = follow(api, submission_id, settings.poll_seconds)
-    status = job.get("status")
-    log(f"{submission_id}: status={status} driver_exit_code={job.get('driver_exit_code')} message={job.get('message')!r}")
-    return 0 if status == "SUCCEEDED" else 1
+    lost: set[int] = set()  # attempts gone with their head
+    tails: dict[str, LogTail] = {}  # one per run followed: re-attaching prints no byte twice
+    while True:
+        check_resumable(settings)
+        wait_for_cluster(api, settings)
+        try:
+            choice = submit_once(api, settings, lost)
+        except HeadLost as gone:  # during the preflight: no attempt of the run was submitted
+            log(f"preflight: {gone}; waiting for the cluster again")
+            continue
+        if choice.status == LOST:
+            return 1
+        tail = tails.setdefault(choice.submission_id, LogTail(settings.dashboard_url, choice.submission_id,
+                                                              sys.stdout.buffer))
+        try:
+            job = follow(api, tail, settings)
+        except HeadLost as gone:
+            if settings.submission_id:
+                log(f"{choice.submission_id}: {gone}; KubeRay's RayJob retries the run on a new cluster (backoffLimit)")
+                return 1
+            log(f"{choice.submission_id}: {gone}; waiting for the cluster to be whole again "
+                f"({settings.expected_gpus:g} GPUs, up to {settings.wait_timeout_seconds:g}s)")
+            lost.add(choice.attempt)
+            continue
+        status = job.get("status")
+        log(f"{choice.submission_id}: status={status} driver_exit_code={job.get('driver_exit_code')} "
+            f"message={job.get('message')!r}")
+        return 0 if status == "SUCCEEDED" else 1
 
 
 def main(argv: list[str]) -> int:

@@ -42,6 +42,8 @@ spec:
         {{- end }}
         - name: VERL_PPO_WAIT_TIMEOUT_SECONDS
           value: {{ include "verl-ppo.scalar" $v.submitter.waitTimeoutSeconds | quote }}
+        - name: VERL_PPO_DASHBOARD_TIMEOUT_SECONDS
+          value: {{ include "verl-ppo.scalar" $v.submitter.dashboardTimeoutSeconds | quote }}
         - name: VERL_PPO_MAX_ATTEMPTS
           value: {{ include "verl-ppo.scalar" $v.submitter.maxAttempts | quote }}
         - name: VERL_PPO_INPUTS

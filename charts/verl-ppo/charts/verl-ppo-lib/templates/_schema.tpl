@@ -1303,6 +1303,10 @@
        "type": "integer",
        "minimum": 10
       },
+      "dashboardTimeoutSeconds": {
+       "type": "integer",
+       "minimum": 10
+      },
       "maxAttempts": {
        "type": "integer",
        "minimum": 1,
