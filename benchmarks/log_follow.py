@@ -101,13 +101,12 @@ def main(argv: list[str] | None = None) -> int:
             runs = [(old, "before", args.old_megabytes), (SUBMITTER, "after", args.old_megabytes)]
             if args.megabytes != args.old_megabytes:
                 runs.append((SUBMITTER, "after", args.megabytes))
-            rows = [follow_once(dashboard, work, program, label, megabytes, args.seconds, index)
-                    for index, (program, label, megabytes) in enumerate(runs)]
-    print(f"submitter following a Ray job's log (stand-in writing for {args.seconds:g} s, polls every 5 s; "
-          f"CPU and peak RSS of the submitter process):")
-    print(HEADER)
-    for row in rows:
-        print(row.line())
+            # Each row as soon as it is measured: a long row that runs out of time keeps the earlier ones.
+            print(f"submitter following a Ray job's log (stand-in writing for {args.seconds:g} s, polls every 5 s; "
+                  f"CPU and peak RSS of the submitter process):")
+            print(HEADER, flush=True)
+            for index, (program, label, megabytes) in enumerate(runs):
+                print(follow_once(dashboard, work, program, label, megabytes, args.seconds, index).line(), flush=True)
     return 0
 
 
