@@ -79,15 +79,42 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/conftest.py TIERS)")
 
 
-def pytest_terminal_summary(terminalreporter):
+# The render cache's counts of each xdist worker, handed over when the worker ends.
+WORKER_RENDER_COUNTS: list[dict[str, int]] = []
+
+
+def pytest_sessionfinish(session):
     from support.rendercache import RENDERS
 
-    terminalreporter.write_line(RENDERS.summary())
+    if hasattr(session.config, "workeroutput"):  # an xdist worker
+        session.config.workeroutput["render_counts"] = RENDERS.counts()
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: only called where xdist runs the session
+def pytest_testnodedown(node, error):
+    if "render_counts" in getattr(node, "workeroutput", {}):
+        WORKER_RENDER_COUNTS.append(node.workeroutput["render_counts"])
+
+
+def pytest_terminal_summary(terminalreporter):
+    from support.rendercache import RENDERS, summary
+
+    terminalreporter.write_line(summary(WORKER_RENDER_COUNTS or [RENDERS.counts()]))
+
+
+# Under pytest-xdist (make test runs `-n`), the tiers that start daemons (Ray heads, local clusters) keep
+# together on one worker each (`--dist loadgroup`): their session and module fixtures start once, and two
+# of one kind never compete for the machine; every other test goes to whichever worker is free.
+WORKER_GROUPS = {"ray": "ray", "observability": "ray", "cluster": "cluster", "pods": "pods", "gpu": "ray",
+                 "setup": "setup"}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        item.add_marker(getattr(pytest.mark, tier_of(item.path.name)))
+        tier = tier_of(item.path.name)
+        item.add_marker(getattr(pytest.mark, tier))
+        if tier in WORKER_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(WORKER_GROUPS[tier]))
 
 
 @pytest.fixture(scope="session")
