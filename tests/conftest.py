@@ -109,6 +109,7 @@ WORKER_GROUPS = {"ray": "ray", "observability": "ray", "cluster": "cluster", "po
                  "setup": "setup"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the group marks
 def pytest_collection_modifyitems(items):
     for item in items:
         tier = tier_of(item.path.name)
