@@ -62,9 +62,9 @@ package: venv  ## the chart's release package in build/charts/, values/ inside (
 
 # TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).
 TIER ?=
-# Parallel test workers (pytest-xdist): the three daemon groups (the kwok cluster, the real node, the Ray
-# heads' files) mostly wait, so one worker each beside one per core for the rendering tests; WORKERS=0 runs
-# everything in this one process (tests/support/workers.py says how work is shared).
+# Parallel test workers (pytest-xdist): the daemon tiers' work units (the real node, kwok-cluster and Ray
+# files) mostly wait, so three workers for them beside one per core for the rendering tests; WORKERS=0 runs
+# everything in this one process (tests/support/tiers.py and workers.py say how work is shared).
 WORKERS ?= $(shell echo $$((3 + $$(nproc))))
 # The 30 slowest tests close the report, so a CI log's tail says where the time went.
 test: setup  ## all tests (TIER=chart: one tier; WORKERS=0: no parallel workers)

@@ -23,10 +23,11 @@ def test_a_file_in_no_tier_is_refused_with_the_file_named():
 
 
 def test_daemon_tiers_keep_together_and_the_rest_goes_alone():
-    # One local cluster per tier: every kwok-cluster test in one unit, every real-node test in another.
-    assert work_unit("tests/test_cluster_shapes.py::test_a[x]") == work_unit("tests/test_cluster_queue.py::test_b")
+    # The real node (one per machine): every tier 7 test in one unit.
     assert work_unit("tests/test_pods.py::test_a") == work_unit("tests/test_pods_faults.py::test_b")
-    assert work_unit("tests/test_pods.py::test_a") != work_unit("tests/test_cluster_queue.py::test_b")
+    # kwok clusters: a file is a unit (its worker's one local cluster serves every file it gets).
+    assert work_unit("tests/test_cluster_shapes.py::test_a[x]") == work_unit("tests/test_cluster_shapes.py::test_b")
+    assert work_unit("tests/test_cluster_shapes.py::test_a[x]") != work_unit("tests/test_cluster_queue.py::test_b")
     # A Ray head per module: a file is a unit, two files are two.
     assert work_unit("tests/test_submitter_ray.py::test_a") == work_unit("tests/test_submitter_ray.py::test_b")
     assert work_unit("tests/test_submitter_ray.py::test_a") != work_unit("tests/test_submitter_logs.py::test_a")

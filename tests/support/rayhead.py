@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -19,6 +21,21 @@ from tools.localcluster.processes import free_port, wait_for
 # The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no
 # pyenv shim on PATH until a rehash.
 RAY_CLI = [sys.executable, "-m", "ray.scripts.scripts"]
+
+
+# One `ray start` at a time on this machine (parallel test workers, other checkouts' suites): a starting head
+# runs a dozen Python processes importing Ray at once, and Ray gives its dashboard a fixed 20 s to register.
+START_LOCK = Path(tempfile.gettempdir()) / "verl-ppo-ray-start.lock"
+
+
+@contextmanager
+def _one_start_at_a_time() -> Iterator[None]:
+    with START_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _before_the_rest() -> None:
@@ -97,8 +114,9 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
             f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
         ]
         try:
-            started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
-                                     preexec_fn=_before_the_rest)
+            with _one_start_at_a_time():
+                started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
+                                         preexec_fn=_before_the_rest)
             failure = "" if started.returncode == 0 else started.stdout[-3000:] + started.stderr[-3000:]
         except subprocess.TimeoutExpired:
             failure = "ray start did not return within 120 s"
@@ -132,6 +150,8 @@ def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
         f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}",
     ]
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, preexec_fn=_before_the_rest)
+    with _one_start_at_a_time():
+        started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
+                                 preexec_fn=_before_the_rest)
     if started.returncode != 0:
         raise RuntimeError(f"ray start (worker) failed:\n{started.stdout[-3000:]}{started.stderr[-3000:]}")

@@ -27,11 +27,11 @@ TIERS = {
 }
 
 # How a daemon tier's tests keep together on one parallel worker:
-# - "tier": the whole tier on one worker: its session fixture (one local cluster, kwok nodes or the real
-#   node) starts once, and two such clusters never compete for the machine;
-# - "file": each file on one worker: its module fixtures (a Ray head) start once; files run side by side.
+# - "tier": the whole tier on one worker: its session fixture (the real node: one per machine) starts once;
+# - "file": each file on one worker: its module fixtures (a Ray head) start once, files run side by side,
+#   and a worker that runs kwok-cluster files starts its one local cluster for all of them.
 # Every other test goes alone to whichever worker is free.
-KEPT_TOGETHER = {"cluster": "tier", "pods": "tier", "ray": "file", "observability": "file", "gpu": "file"}
+KEPT_TOGETHER = {"pods": "tier", "cluster": "file", "ray": "file", "observability": "file", "gpu": "file"}
 
 
 def tier_of(file_name: str) -> str:
