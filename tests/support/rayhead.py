@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import signal
@@ -62,11 +63,23 @@ def _processes() -> dict[int, tuple[int, str]]:
     return found
 
 
+def ray_dir(temp_dir: Path) -> Path:
+    """The short name Ray is given for temp_dir: a link in the system temp dir. Ray puts its sockets under
+    <temp dir>/session_<date>_<pid>/sockets/, and a Unix socket path holds at most 107 bytes, which a
+    test's tmp_path (longer still under parallel workers: .../popen-gw1/...) can pass; Ray then fails
+    with 'Module MetricsHead failed to start'. The files stay in temp_dir, where the tests read them."""
+    link = Path(tempfile.gettempdir()) / f"vp-ray-{hashlib.sha1(str(temp_dir).encode()).hexdigest()[:10]}"
+    if not link.is_symlink():
+        link.symlink_to(temp_dir, target_is_directory=True)
+    return link
+
+
 def stop_head(temp_dir: Path, gcs_port: int) -> None:
     """Stops this head's processes only (`ray stop` would end every Ray on the machine, other test runs'
     too): those naming its temp dir or GCS port, and all their descendants."""
     processes = _processes()
-    marks = (f"{temp_dir}/", f"{temp_dir} ", f":{gcs_port} ", f":{gcs_port}\"")
+    short = ray_dir(temp_dir)
+    marks = (f"{temp_dir}/", f"{temp_dir} ", f"{short}/", f"{short} ", f":{gcs_port} ", f":{gcs_port}\"")
     doomed = {pid for pid, (_, command) in processes.items() if any(mark in command + " " for mark in marks)}
     doomed.discard(os.getpid())
     grew = True
@@ -110,7 +123,7 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
             *RAY_CLI, "start", "--head", "--disable-usage-stats", f"--port={gcs_port}",
             f"--dashboard-port={dashboard}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
             f"--ray-client-server-port={free_port()}", f"--num-gpus={gpus}", "--num-cpus=4",
-            f"--temp-dir={temp_dir}", f"--dashboard-agent-listen-port={free_port()}",
+            f"--temp-dir={ray_dir(temp_dir)}", f"--dashboard-agent-listen-port={free_port()}",
             f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
         ]
         try:
@@ -132,12 +145,13 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
         yield url
     finally:
         stop_head(temp_dir, gcs_port)
+        ray_dir(temp_dir).unlink()
 
 
 def dashboard_pid(temp_dir: Path) -> int:
     """The process of this head's dashboard (its HTTP server; its modules run in child processes)."""
     return next(pid for pid, (_, command) in _processes().items()
-                if "dashboard/dashboard.py" in command and f"--temp-dir={temp_dir} " in command + " ")
+                if "dashboard/dashboard.py" in command and f"--temp-dir={ray_dir(temp_dir)} " in command + " ")
 
 
 def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
@@ -145,7 +159,7 @@ def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
     head's GCS port on its command line, so the head's stop_head stops it too."""
     command = [
         *RAY_CLI, "start", f"--address=127.0.0.1:{gcs_port}", "--disable-usage-stats", f"--num-gpus={gpus}",
-        "--num-cpus=1", f"--temp-dir={temp_dir}", f"--node-manager-port={free_port()}",
+        "--num-cpus=1", f"--temp-dir={ray_dir(temp_dir)}", f"--node-manager-port={free_port()}",
         f"--object-manager-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
         f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}",
     ]
