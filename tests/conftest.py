@@ -8,6 +8,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from support import tools  # noqa: E402
 from support.kubeschema import Validator  # noqa: E402
+from support.tiers import TIERS, tier_of  # noqa: E402
 
 
 def _require(path: Path) -> Path:
@@ -44,45 +45,39 @@ def local_cluster(tmp_path_factory):
     cluster.cluster.stop()
 
 
-# Test tiers (README, "Layout"), each a marker: `pytest -m chart`, `pytest -m "not cluster"`.
-# Every test file belongs to exactly one tier, by its name.
-TIERS = {
-    "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py",
-                  "test_quantity.py", "test_valuesdoc.py", "test_paths.py", "test_dashboards.py"),
-    "setup": ("test_setup.py",),
-    "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
-              "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py",
-              "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py"),
-    "release": ("test_release_*.py",),
-    "verl": ("test_verl_config.py",),
-    "ray": ("test_submitter_ray.py", "test_submitter_rayjob.py", "test_submitter_logs.py", "test_submitter_faults.py",
-             "test_prepare.py", "test_benchmarks.py"),
-    "observability": ("test_observability_promql.py", "test_observability_prometheus.py",
-                      "test_observability_tracing.py"),
-    "cluster": ("test_cluster_*.py",),
-    "pods": ("test_pods*.py",),
-    "gpu": ("test_gpu_*.py",),
-}
-
-
-def tier_of(file_name: str) -> str:
-    from fnmatch import fnmatch
-
-    tiers = [tier for tier, patterns in TIERS.items() if any(fnmatch(file_name, pattern) for pattern in patterns)]
-    if len(tiers) != 1:
-        raise pytest.UsageError(f"tests/{file_name} must match exactly one tier of tests/conftest.py TIERS, not {tiers}")
-    return tiers[0]
-
-
 def pytest_configure(config):
     for tier in TIERS:
         config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/conftest.py TIERS)")
 
 
-def pytest_terminal_summary(terminalreporter):
+# The render cache's counts of each xdist worker, handed over when the worker ends.
+WORKER_RENDER_COUNTS: list[dict[str, int]] = []
+
+
+def pytest_sessionfinish(session):
     from support.rendercache import RENDERS
 
-    terminalreporter.write_line(RENDERS.summary())
+    if hasattr(session.config, "workeroutput"):  # an xdist worker
+        session.config.workeroutput["render_counts"] = RENDERS.counts()
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: only called where xdist runs the session
+def pytest_testnodedown(node, error):
+    if "render_counts" in getattr(node, "workeroutput", {}):
+        WORKER_RENDER_COUNTS.append(node.workeroutput["render_counts"])
+
+
+def pytest_terminal_summary(terminalreporter):
+    from support.rendercache import RENDERS, summary
+
+    terminalreporter.write_line(summary(WORKER_RENDER_COUNTS or [RENDERS.counts()]))
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: only called where xdist runs the session
+def pytest_xdist_make_scheduler(config, log):
+    from support.workers import TierScheduling
+
+    return TierScheduling(config, log)
 
 
 def pytest_collection_modifyitems(items):

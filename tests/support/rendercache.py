@@ -72,10 +72,18 @@ class RenderCache:
         self.entries[key] = (code, zlib.compress(stdout.encode(), 1), zlib.compress(stderr.encode(), 1))
         return code, stdout, stderr
 
-    def summary(self) -> str:
+    def counts(self) -> dict[str, int]:
+        """What summary() reports, as numbers a parallel worker hands to the controller (xdist)."""
         stored = sum(len(out) + len(err) for _, out, err in self.entries.values())
-        return (f"helm render cache: {self.hits} of {self.hits + self.misses} offline helm runs answered from the "
-                f"session's cache, {self.misses} run ({stored / 2**20:.1f} MiB kept)")
+        return {"hits": self.hits, "misses": self.misses, "stored": stored}
+
+
+def summary(counts: list[dict[str, int]]) -> str:
+    """One line for the session: the counts of every worker (or of the one process) added up."""
+    hits, misses = sum(c["hits"] for c in counts), sum(c["misses"] for c in counts)
+    stored = sum(c["stored"] for c in counts)
+    return (f"helm render cache: {hits} of {hits + misses} offline helm runs answered from the session's cache "
+            f"({len(counts)} worker{'s' if len(counts) != 1 else ''}), {misses} run ({stored / 2**20:.1f} MiB kept)")
 
 
 RENDERS = RenderCache()
