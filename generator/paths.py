@@ -43,3 +43,8 @@ def tool_cache() -> Path:
 def pinned_versions() -> dict[str, str]:
     """KEY=VALUE lines of tools/versions.env, read with shell quoting rules (as setup.sh sources it)."""
     return dict(token.split("=", 1) for token in shlex.split(VERSIONS_ENV.read_text(), comments=True))
+
+
+def prometheus_dir() -> Path:
+    """prometheus, promtool and VERSION (the Prometheus release of the pinned module) that scripts/setup.sh builds."""
+    return tool_cache() / f"prometheus-{pinned_versions()['PROMETHEUS_VERSION']}"

@@ -2,7 +2,7 @@
 # Installs everything the generator and the tests need, from the package registries only:
 # the project's virtual environment with requirements.txt (tools/venv.py), Helm 3 and Helm 4 built
 # from their Go modules, the Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs
-# from their Go modules, veRL's config from its wheels, Prometheus and promtool from Debian's package,
+# from their Go modules, veRL's config from its wheels, Prometheus and promtool from their Go module,
 # the parts of the local cluster (scripts/build-localcluster.sh) and the chart's release tools
 # (scripts/build-release-tools.sh). Everything is cached under $VERL_PPO_CACHE (default
 # ~/.cache/verl-ppo) and reused; each step says whether it is cached or what it builds
@@ -114,23 +114,36 @@ verl_config_build() {
   done
 }
 
-# Prometheus and promtool from Debian's package, unpacked into the cache (no system install): the tests
-# check the dashboards' PromQL with promtool and scrape a real Ray head with Prometheus.
-prometheus="$cache/prometheus-$PROMETHEUS_DEB_VERSION"
-prometheus_ready() { [ -x "$prometheus/promtool" ]; }
+# Prometheus and promtool from the github.com/prometheus/prometheus module (a wrapper module: `go get` of the
+# two packages; their module has no replace directives, but `go install` takes no -X of the version). The
+# tests check the dashboards' PromQL with promtool, scrape a real Ray head (tier 5) and run the config
+# prometheus-operator writes, its Kubernetes service discovery included (tier 7). Build tags: remove_all_sd
+# leaves out every service discovery of its plugins/ but the minimum (file, http), enable_kubernetes_sd puts
+# Kubernetes' back; no builtinassets, so no web UI is embedded (the HTTP API serves). Beside the binaries the
+# module's VERSION file (the release it is, 3.16.0 of v0.316.0), which buildinfo reports and the operator's
+# Prometheus object names.
+prometheus="$cache/prometheus-$PROMETHEUS_VERSION"
+prometheus_ready() { [ -x "$prometheus/prometheus" ] && [ -x "$prometheus/promtool" ] && [ -s "$prometheus/VERSION" ]; }
 prometheus_build() {
-  local tmp
-  tmp=$(mktemp -d)
-  chown _apt "$tmp" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
-  if ! (cd "$tmp" && apt-get download -qq "prometheus=$PROMETHEUS_DEB_VERSION"); then
-    apt-get update -q >/dev/null
-    (cd "$tmp" && apt-get download -qq "prometheus=$PROMETHEUS_DEB_VERSION") ||
-      { echo "setup: Debian no longer serves prometheus=$PROMETHEUS_DEB_VERSION: pin the version apt-cache policy prometheus lists in tools/versions.env" >&2; exit 1; }
-  fi
-  dpkg -x "$tmp"/prometheus_*.deb "$tmp/unpacked"
+  local dir="$cache/build/prometheus-$PROMETHEUS_VERSION" module=github.com/prometheus/prometheus source release date ldflags
+  source=$(module_dir "$module" "$PROMETHEUS_VERSION")
+  release=$(cat "$source/VERSION")
+  date=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Time"])' \
+    "$(dirname "$(module_gomod "$module" "$PROMETHEUS_VERSION")")/$PROMETHEUS_VERSION.info")
+  ldflags="-s -w"
+  for field in "Version=$release" "Revision=module-$PROMETHEUS_VERSION" "Branch=module" "BuildUser=verl-ppo" "BuildDate=$date"; do
+    ldflags="$ldflags -X github.com/prometheus/common/version.$field"
+  done
+  wrapper_module "$dir" "$module" "$PROMETHEUS_VERSION"
+  mkdir -p "$dir/out"
+  # One `go build` for both, so the packages they share compile once.
+  (cd "$dir" && go get "$module/cmd/prometheus@$PROMETHEUS_VERSION" "$module/cmd/promtool@$PROMETHEUS_VERSION" &&
+    nice go build -p "$jobs" -trimpath -tags remove_all_sd,enable_kubernetes_sd -ldflags "$ldflags" -o out/ \
+      "$module/cmd/prometheus" "$module/cmd/promtool")
+  rm -rf "$prometheus"
   mkdir -p "$prometheus"
-  install -m 0755 "$tmp/unpacked/usr/bin/prometheus" "$tmp/unpacked/usr/bin/promtool" "$prometheus/"
-  rm -rf "$tmp"
+  install -m 0755 "$dir/out/prometheus" "$dir/out/promtool" "$prometheus/"
+  echo "$release" > "$prometheus/VERSION"
 }
 
 # checkov (the chart's security scan in the tests) in a virtual environment of its own: it pins packaging and
@@ -149,7 +162,7 @@ add_step helm3 "helm $HELM3_VERSION from its Go module" helm3_ready helm3_build
 add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of $VERL_VERSIONS" verl_config_ready verl_config_build
-add_step prometheus "prometheus and promtool $PROMETHEUS_DEB_VERSION (Debian)" prometheus_ready prometheus_build
+add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build
 add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build
 # The local cluster of test tier 6 and `make demo`; the registry and chart-testing of the release tests.
 # shellcheck source=build-localcluster.sh

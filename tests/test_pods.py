@@ -21,7 +21,7 @@ import yaml
 from kubernetes import client
 
 from support import dashboards
-from support.prometheus import PodTarget, kubernetes_sd_as_static, prometheus_with_config
+from support.prometheus import prometheus_with_config
 from support.realnode import GPUS, VALUES, connects, python_in, ray_jobs
 from tools.localcluster import processes
 from tools.localcluster.monitoring import MONITORING, create_prometheus, delete_prometheus, generated_config, \
@@ -242,15 +242,6 @@ SCRAPE_INTERVAL = "2s"
 MONITOR_LABELS = {"app.kubernetes.io/instance": RELEASE, "app.kubernetes.io/component": "monitoring"}
 
 
-def pod_targets(release: Release) -> list[PodTarget]:
-    """The release namespace's pods as kubernetes_sd (role pod) lists them: one per container."""
-    return [PodTarget(NAMESPACE, pod.metadata.name, container.name, pod.metadata.labels or {},
-                      {port.name: f"{pod.status.pod_ip}:{port.container_port}" for port in container.ports or [] if port.name},
-                      pod.status.phase)
-            for pod in release.core.list_namespaced_pod(NAMESPACE).items if pod.status.pod_ip
-            for container in pod.spec.containers]
-
-
 def scraped(server) -> dict[tuple[str, str], str]:
     """Each active target's health by (pod, port name), as Prometheus's service discovery found them."""
     return {(t["labels"]["pod"], t["labels"]["endpoint"]): t["health"]
@@ -259,8 +250,8 @@ def scraped(server) -> dict[tuple[str, str], str]:
 
 def test_prometheus_scrapes_the_pods_through_the_operators_config_of_the_pod_monitors(release, tmp_path):
     """prometheus-operator (a local process) turns the release's PodMonitors into a Prometheus object's
-    scrape config; the pinned Prometheus runs that config here (the real pods as static targets: Debian's
-    build lacks Kubernetes discovery): every port the monitors name is up, and the dashboards' Cluster
+    scrape config; the pinned Prometheus runs that config here unchanged, its Kubernetes discovery listing
+    the pods through the local apiserver: every port the monitors name is up, and the dashboards' Cluster
     variable lists the release."""
     release.upgrade("--set", f"observability.podMonitor.interval={SCRAPE_INTERVAL}")
     start_prometheus_operator(release.cluster)
@@ -272,7 +263,7 @@ def test_prometheus_scrapes_the_pods_through_the_operators_config_of_the_pod_mon
         processes.wait_for("the operator's scrape config for every PodMonitor endpoint",
                            lambda: {j["job_name"] for j in generated_config(release.api).get("scrape_configs", [])} == jobs,
                            120, release.cluster.log("prometheus-operator"))
-        config = kubernetes_sd_as_static(generated_config(release.api), pod_targets(release))
+        config = generated_config(release.api)
         head, worker = release.head, release.worker
         expected = {(head, port): "up" for port in ports[f"{RELEASE}-ray-head"]}
         expected |= {(worker, port): "up" for port in ports[f"{RELEASE}-ray-worker"]}

@@ -1,10 +1,10 @@
-"""A real Prometheus (the pinned Debian build) whose scrape config is derived from rendered PodMonitors.
+"""A real Prometheus (the pinned module's build) whose scrape config is derived from rendered PodMonitors.
 
 prometheus-operator turns a PodMonitor endpoint into a kubernetes_sd scrape job plus relabelings; here the
 same relabelings are built from the PodMonitor objects, and static targets carry the meta labels that
 kubernetes_sd would attach to each pod port (pod labels, namespace, container port name) (tier 5).
-Tier 7 runs the config the operator itself writes (prometheus_with_config), its service discovery
-replaced by the same static targets of the real pods (kubernetes_sd_as_static).
+Tier 7 runs the config the operator itself writes (prometheus_with_config), its Kubernetes service
+discovery included.
 """
 
 from __future__ import annotations
@@ -101,19 +101,6 @@ def scrape_configs(monitors: list[dict], pods: list[PodTarget], interval: str) -
                 job["metric_relabel_configs"] = [relabel_config(r) for r in endpoint["metricRelabelings"]]
             jobs.append(job)
     return jobs
-
-
-def kubernetes_sd_as_static(config: dict, pods: list[PodTarget]) -> dict:
-    """The operator's config with each job's kubernetes_sd_configs (role pod) replaced by static targets: every
-    named container port of the pods in its namespaces, with the meta labels kubernetes_sd attaches. Debian
-    builds its Prometheus without Kubernetes service discovery; the operator's own relabelings then select
-    and label the targets as they would."""
-    for job in config["scrape_configs"]:
-        names = {name for sd in job.pop("kubernetes_sd_configs") for name in sd.get("namespaces", {}).get("names", [])}
-        job["static_configs"] = [{"targets": [address], "labels": _meta_labels(pod, port_name)}
-                                 for pod in pods if not names or pod.namespace in names
-                                 for port_name, address in pod.ports.items()]
-    return config
 
 
 class Prometheus:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.paths import ROOT, pinned_versions as versions, tool_cache as cache_dir  # noqa: F401
+from generator.paths import ROOT, pinned_versions as versions, prometheus_dir, tool_cache as cache_dir  # noqa: F401
 from generator.verlconfig import cached_config_dir
 
 
@@ -36,9 +36,8 @@ def verl_config_dir(version: str) -> Path:
 
 
 def prometheus_binaries() -> dict[str, Path]:
-    """prometheus and promtool of the pinned Debian package."""
-    base = cache_dir() / f"prometheus-{versions()['PROMETHEUS_DEB_VERSION']}"
-    return {name: base / name for name in ("prometheus", "promtool")}
+    """prometheus and promtool of the pinned Prometheus module."""
+    return {name: prometheus_dir() / name for name in ("prometheus", "promtool")}
 
 
 def checkov_binary() -> Path:

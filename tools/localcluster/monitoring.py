@@ -3,9 +3,9 @@ apiserver (tier 7): it turns the PodMonitors a Prometheus object selects into th
 config, which it writes into the Secret prometheus-<name> (prometheus.yaml.gz), as in any cluster.
 
 The Prometheus object asks for no pods (replicas 0): the pinned Prometheus binary runs the operator's
-config on this machine, which reaches the pods on the real node's bridge. The object's apiserverConfig
-points the config's Kubernetes service discovery at the local apiserver with the admin certificate
-(files on this machine), where a Prometheus pod would use its ServiceAccount token instead."""
+config unchanged on this machine, its Kubernetes service discovery listing the pods, which it reaches on
+the real node's bridge. The object's apiserverConfig points that discovery at the local apiserver with
+the admin certificate (files on this machine), where a Prometheus pod would use its ServiceAccount token."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import urllib.request
 import yaml
 from kubernetes import client
 
-from generator.paths import pinned_versions
+from generator.paths import prometheus_dir
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster, install_crds
 
@@ -31,8 +31,8 @@ PROMETHEUS_KINDS = ["prometheuses", "podmonitors", "servicemonitors", "probes", 
 
 
 def prometheus_version() -> str:
-    """The pinned Prometheus as the operator names versions (v2.42.0 of Debian's 2.42.0+ds-...)."""
-    return "v" + pinned_versions()["PROMETHEUS_DEB_VERSION"].split("+")[0]
+    """The pinned Prometheus as the operator names versions (v3.16.0: the release setup.sh recorded beside it)."""
+    return "v" + (prometheus_dir() / "VERSION").read_text().strip()
 
 
 def start_prometheus_operator(cluster: LocalCluster) -> None:
