@@ -1,0 +1,79 @@
+"""One mutant's test run in two stages, for a module whose thorough tests are slow (the submitter's need a
+real Ray head: a minute and more per run). First the fast tests; only a mutant they miss meets the slow
+ones, and of those only the cases that reach the function the mutant changed (found by comparing the
+mutated module with the checkout's). Exits non-zero when a stage fails: the mutant is killed.
+
+python -m tools.mutate.staged MODULE ORIGINAL   (cosmic-ray's test command, run in the tree's copy)"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Stages:
+    fast: tuple[str, ...]  # pytest arguments: every mutant runs these first
+    slow: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function (or Class.method) -> pytest arguments
+    slow_default: tuple[str, ...] = ()  # for a mutant outside every function named in `slow`
+
+
+def changed_line(original: str, mutated: str) -> int | None:
+    """The first line (1-based, of the original) the mutant changed; None when nothing differs."""
+    matcher = difflib.SequenceMatcher(a=original.splitlines(), b=mutated.splitlines(), autojunk=False)
+    for tag, first, _, _, _ in matcher.get_opcodes():
+        if tag != "equal":
+            return first + 1
+    return None
+
+
+def enclosing_function(source: str, line: int) -> str | None:
+    """The innermost function holding `line`, as `name` or `Class.name`; `Class` in a class's own body (its
+    fields); None at module level."""
+    def visit(node: ast.AST, owner: str) -> str | None:
+        for child in ast.iter_child_nodes(node):
+            if not (child.lineno <= line <= child.end_lineno if hasattr(child, "end_lineno") else False):
+                continue
+            if isinstance(child, ast.ClassDef):
+                return visit(child, f"{owner}{child.name}.") or f"{owner}{child.name}"
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return visit(child, f"{owner}{child.name}.") or f"{owner}{child.name}"
+        return None
+    return visit(ast.parse(source), "")
+
+
+def slow_tests(stages: Stages, original: str, mutated: str) -> tuple[str, str, tuple[str, ...]]:
+    """(where the mutant is, which tests were picked for it, the pytest arguments)."""
+    line = changed_line(original, mutated)
+    function = enclosing_function(original, line) if line else None
+    # A nested function is tested by its owner's tests: try `a.b.c`, then `a.b`, then `a`.
+    parts = function.split(".") if function else []
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[:end])
+        if name in stages.slow:
+            return f"line {line} in {function}", name, stages.slow[name]
+    return f"line {line} in {function or 'module level'}", "default", stages.slow_default
+
+
+def pytest(args: tuple[str, ...]) -> int:
+    return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args]).returncode
+
+
+def main(argv: list[str]) -> int:
+    from tools.mutate.targets import STAGED
+
+    module, original = argv
+    stages = STAGED[module]
+    if pytest(stages.fast) != 0:
+        return 1
+    where, picked, args = slow_tests(stages, Path(original).read_text(), Path(module).read_text())
+    print(f"[staged] fast tests passed; {where}: slow tests for {picked}: {' '.join(args)}", flush=True)
+    return pytest(args) if args else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
