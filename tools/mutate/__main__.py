@@ -1,4 +1,5 @@
-"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors] [--report]"""
+"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors]
+[--templates-killed-in RESULTS ...] [--report]"""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-templates", action="store_true", help="skip the chart's template mutants")
     parser.add_argument("--retry-survivors", action="store_true",
                         help="test again only the Python mutants that survived the last run (after adding tests)")
+    parser.add_argument("--templates-killed-in", action="append", default=[], type=Path, metavar="RESULTS",
+                        help="an earlier run's templates.jsonl: its killed template mutants are carried over, not run")
     parser.add_argument("--work", type=Path, default=WORK,
                         help=f"where the tree copy and the results go (default {WORK}); two runs need two")
     parser.add_argument("--report", action="store_true",
@@ -59,7 +62,7 @@ def main(argv: list[str]) -> int:
             step = max(1, len(selected) // args.sample)
             selected = selected[::step][:args.sample]
         print(f"mutating the chart's templates: {len(selected)} mutants ...", flush=True)
-        scores += templates.run_templates(tree, selected, work / "templates.jsonl")
+        scores += templates.run_templates(tree, selected, work / "templates.jsonl", args.templates_killed_in)
     print_scores(scores)
     return 0
 

@@ -25,8 +25,8 @@ CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_sub
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
 # The submitter: its unit tests first (a second), then the Ray-head cases of the function a mutant changed.
-# Left out of the slow stage: test_submitter_faults.py (a silent dashboard takes 70 s a case) and the tiers
-# with a local cluster (KubeJob's answers from a real API server: test_cluster_submitter.py).
+# Left out of the slow stage: test_submitter_faults.py (a silent dashboard takes 70 s a case). KubeJob's
+# answers come from a real API server only (test_cluster_submitter.py: a local cluster, minutes a start).
 SUBMITTER_RAY = "tests/test_submitter_ray.py"
 SUBMITTER_RAYJOB = "tests/test_submitter_rayjob.py"
 
@@ -56,16 +56,17 @@ SUBMITTER_STAGES = Stages(
         "stop_active": _ray("supersedes or stop_mode"),
         "_retry_seconds": _ray("stop_mode"),
         "stop_release_jobs": _ray("stop_mode"),
+        "KubeJob": ("tests/test_cluster_submitter.py", "-k", "sigterm_stops"),
         "raise_terminated": _ray("sigterm", SUBMITTER_RAYJOB),
         "on_terminate": _ray("sigterm", SUBMITTER_RAYJOB),
         "given_submission": (SUBMITTER_RAYJOB,),
         "preflight": _ray("preflight"),
-        "submit_once": _ray("success or supersedes or restarted or preflight", SUBMITTER_RAYJOB),
-        "run": _ray("success or failure or restarted or retry_after or stopped_job", SUBMITTER_RAYJOB),
+        "submit_once": _ray("success or supersedes or restarted or preflight or kuberays or retried_pod", SUBMITTER_RAYJOB),
+        "run": _ray("success or failure or restarted or retry_after or stopped_job or kuberays", SUBMITTER_RAYJOB),
         "main": _ray("success or check_mode or stop_mode or sigterm"),
     },
     # Module level (constants, imports): the cases that take every main path.
-    slow_default=_ray("success or failure or stopped_job or restarted or supersedes or stop_mode_stops",
+    slow_default=_ray("success or failure or stopped_job or restarted or supersedes or stop_mode_stops or kuberays",
                       SUBMITTER_RAYJOB),
 )
 
