@@ -18,14 +18,14 @@ import zipfile
 import pytest
 
 from support.late_relay import late_relay
-from support.rayhead import free_port, join_worker, ray_head
+from support.rayhead import free_port, join_worker, module_head, ray_head
 from support.submitter_run import (GPUS, PREPARE, SUBMITTER, finish, jobs, start_submitter, stop, submitter_env,
                                    wait_for_status, write_spec)
 
 
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
-    with ray_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
+    with module_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
         yield url
 
 

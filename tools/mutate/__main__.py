@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tools.mutate import python_mutants, templates
 from tools.mutate.score import Score, equivalents, survivors, table
+from tools.mutate.sharedhead import shared_ray_head
 from tools.mutate.targets import PYTHON_TARGETS
 from tools.mutate.tree import WORK, copy_tree
 
@@ -43,18 +44,22 @@ def main(argv: list[str]) -> int:
     work.mkdir(parents=True, exist_ok=True)
     tree = copy_tree(work / "tree")
     if args.retry_survivors:
-        scores = [python_mutants.retry_survivors(target, tree, work) for target in PYTHON_TARGETS
-                  if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
+        scores = []
+        for target in PYTHON_TARGETS:
+            if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists():
+                with shared_ray_head(target):
+                    scores.append(python_mutants.retry_survivors(target, tree, work))
         print_scores(scores)
         return 0
     scores: list[Score] = []
     if not args.no_python:
         for target in (t for t in PYTHON_TARGETS if chosen(t.module, args.only)):
-            if not python_mutants.baseline_passes(target, tree):
-                print(f"{target.module}: its tests fail unmutated ({target.test_command()}); skipped", flush=True)
-                continue
-            print(f"mutating {target.module} ...", flush=True)
-            scores.append(python_mutants.run_target(target, tree, work, args.sample))
+            with shared_ray_head(target):
+                if not python_mutants.baseline_passes(target, tree):
+                    print(f"{target.module}: its tests fail unmutated ({target.test_command()}); skipped", flush=True)
+                    continue
+                print(f"mutating {target.module} ...", flush=True)
+                scores.append(python_mutants.run_target(target, tree, work, args.sample))
             print(table(scores[-1:]), flush=True)
     if not args.no_templates:
         selected = [m for m in templates.mutants(tree) if chosen(str(m.path), args.only)]

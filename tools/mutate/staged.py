@@ -29,6 +29,7 @@ class Stages:
     fast: tuple[str, ...]  # pytest arguments: every mutant runs these first
     slow: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function (or Class.method) -> pytest arguments
     slow_default: tuple[str, ...] = ()  # for a mutant outside every function named in `slow`
+    shared_ray_head: bool = False  # the slow tests' Ray head started once for all mutants (sharedhead.py)
 
 
 def changed_line(original: str, mutated: str) -> int | None:
@@ -73,10 +74,12 @@ def pytest(args: tuple[str, ...]) -> int:
 
 
 def only_setup_errors(report: Path) -> bool:
-    """Whether a pytest junit report has errors (a fixture that could not start) and no failed test."""
-    suites = ElementTree.parse(report).getroot().iter("testsuite")
-    counts = [(int(suite.get("failures", 0)), int(suite.get("errors", 0))) for suite in suites]
-    return sum(f for f, _ in counts) == 0 and sum(e for _, e in counts) > 0
+    """Whether every problem in a pytest junit report is an error in setup (a fixture that could not start)
+    or a Ray head a test started itself that did not come up: nothing the mutant did."""
+    problems = [problem for case in ElementTree.parse(report).getroot().iter("testcase")
+                for problem in case if problem.tag in ("failure", "error")]
+    return bool(problems) and all(problem.tag == "error" or "ray start failed" in (problem.text or "")
+                                  for problem in problems)
 
 
 def slow_stage(args: tuple[str, ...]) -> int:

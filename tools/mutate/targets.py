@@ -52,7 +52,7 @@ SUBMITTER_STAGES = Stages(
         "attempts_of": _ray("restarted or retry_after or success"),
         "choose_submission": _ray("restarted or retry_after or failure or success"),
         "job_status": _ray("success or failure or stopped_job"),
-        "follow": _ray("success or failure or stopped_job or preflight", "tests/test_submitter_logs.py"),
+        "follow": _ray("success or failure or stopped_job or preflight"),
         "stop_active": _ray("supersedes or stop_mode"),
         "_retry_seconds": _ray("stop_mode"),
         "stop_release_jobs": _ray("stop_mode"),
@@ -68,6 +68,7 @@ SUBMITTER_STAGES = Stages(
     # Module level (constants, imports): the cases that take every main path.
     slow_default=_ray("success or failure or stopped_job or restarted or supersedes or stop_mode_stops or kuberays",
                       SUBMITTER_RAYJOB),
+    shared_ray_head=True,
 )
 
 PYTHON_TARGETS = (
@@ -87,7 +88,8 @@ PYTHON_TARGETS = (
     # Timeouts far above a run at load 12: a timeout counts as killed, so it must mean a hang.
     PythonTarget("generator/verlconfig.py", VERL, 600.0),
     PythonTarget("generator/verltypes.py", VERL, 600.0),
-    PythonTarget("generator/check.py", CHECK, 900.0),
+    PythonTarget("generator/check.py", (), 900.0, stages=Stages(fast=("tests/test_bad_input.py", "-k", "check_findings"),
+                                                                 slow_default=CHECK)),
     PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "tests/test_summary.py",
                                       "tests/test_cluster_discover.py", "-k",
                                       "not helm3 and (cli or render_algorithm or render_names or set_flags or "
