@@ -33,7 +33,9 @@ def test_success_exits_zero_with_the_logs(dashboard, tmp_path):
     code, output = finish(start_submitter(dashboard, tmp_path, "ok-ppo-job-0001"))
     assert code == 0, output
     assert "stand-in driver: done, exiting 0" in output and "status=SUCCEEDED" in output
-    assert [j["submission_id"] for j in jobs(dashboard, "ok-ppo-job-0001")] == ["ok-ppo-job-0001-a1"]
+    submitted = jobs(dashboard, "ok-ppo-job-0001")
+    assert [j["submission_id"] for j in submitted] == ["ok-ppo-job-0001-a1"]
+    assert submitted[0]["metadata"] == {"release": "test"}  # the spec's metadata reaches Ray
 
 
 def test_failure_exits_non_zero_with_the_driver_exit_code(dashboard, tmp_path):

@@ -32,7 +32,7 @@ class AnsweredHead(submitter.RayJobsAPI):
     def __init__(self, jobs: list[dict[str, Any]] = (), gpus: list[float | Exception] = (),
                  replies: list[dict[str, Any] | Exception] = ()) -> None:
         super().__init__("http://head.invalid:8265")
-        self.jobs, self.gpus, self.replies, self.stopped = list(jobs), list(gpus), list(replies), []
+        self.jobs, self.gpus, self.replies, self.stopped, self.submitted = list(jobs), list(gpus), list(replies), [], []
 
     def list_jobs(self) -> list[dict[str, Any]]:
         if self.jobs and isinstance(self.jobs[0], Exception):
@@ -49,10 +49,34 @@ class AnsweredHead(submitter.RayJobsAPI):
         return answer
 
     def job(self, submission_id: str) -> dict[str, Any]:
-        answer = self.replies.pop(0)
+        answer = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+    def submit(self, submission_id: str, spec: dict[str, Any]) -> None:
+        self.submitted.append(submission_id)
+
+
+class ScriptedTail:
+    """A log tail that the dashboard closes (complete) after `pumps` calls; records what follow asked of it."""
+
+    def __init__(self, submission_id: str, pumps: int, gone_at: int = 0) -> None:
+        self.submission_id, self.pumps, self.gone_at = submission_id, pumps, gone_at
+        self.pumped, self.reopened, self.dropped, self.complete = 0, 0, 0, False
+
+    def pump(self, seconds: float) -> None:
+        self.pumped += 1
+        if self.pumped == self.gone_at:
+            raise submitter.TailGone()
+        self.complete = self.complete or self.pumped >= self.pumps
+
+    def reopen(self) -> None:
+        self.reopened += 1
+        self.complete = False
+
+    def drop(self) -> None:
+        self.dropped += 1
 
 
 def settings(**changes: Any) -> submitter.Settings:
@@ -295,7 +319,7 @@ def test_attempts_lost_with_their_head_count_against_the_limit():
 
 
 def test_kuberays_id_is_reattached_when_the_head_has_it(capsys):
-    head = AnsweredHead([{"submission_id": "rayjob-abc", "status": "RUNNING"}])
+    head = AnsweredHead([{"submission_id": "rayjob-zzz", "status": "FAILED"}, {"submission_id": "rayjob-abc", "status": "RUNNING"}])
     assert submitter.given_submission(head, "rayjob-abc") == ("rayjob-abc", False)
     assert "re-attaching to rayjob-abc (RUNNING)" in capsys.readouterr().out
     assert submitter.given_submission(head, "rayjob-abcd") == ("rayjob-abcd", True)
@@ -403,3 +427,64 @@ def test_a_job_without_a_prefix_or_kuberays_id_is_refused(monkeypatch, tmp_path,
     environment(monkeypatch, tmp_path)
     assert submitter.main([]) == 2
     assert "VERL_PPO_SUBMISSION_PREFIX is empty" in capsys.readouterr().out
+
+
+def test_sigterm_when_the_job_was_deleted_stops_this_runs_attempts_only(capsys):
+    class DeletedJob(submitter.KubeJob):
+        def ended_by_user(self) -> tuple[bool, str]:
+            return True, "its Job was deleted"
+
+    head = AnsweredHead([record(1, "FAILED"), record(2, "RUNNING"), record(1, "RUNNING", f"{FAMILY}-beef"),
+                         record("2-preflight-abc123", "RUNNING")])
+    assert submitter.on_terminate(head, DeletedJob("team", PREFIX), settings()) == 143
+    assert head.stopped == [f"{PREFIX}-a2"]
+    assert f"terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
+
+
+# Following a run to its end.
+
+def test_the_log_is_drained_after_the_job_ended():
+    """Ray reports the end before the tail has sent the last lines: follow goes on pumping until the tail closes."""
+    tail = ScriptedTail("j", pumps=3)
+    head = AnsweredHead(replies=[{"status": "RUNNING"}, {"status": "SUCCEEDED", "driver_exit_code": 0}])
+    assert submitter.follow(head, tail, settings(dashboard_timeout_seconds=60))["status"] == "SUCCEEDED"
+    assert (tail.pumped, tail.reopened) == (3, 0)
+
+
+def test_a_tail_that_never_closes_is_given_up_after_the_bound(capsys):
+    tail = ScriptedTail("j", pumps=10**9)
+    started = time.monotonic()
+    assert submitter.follow(AnsweredHead(replies=[{"status": "FAILED"}]), tail, settings())["status"] == "FAILED"
+    assert time.monotonic() - started >= 0.05 and tail.pumped >= 1
+    assert "j's log tail did not end within 0.05s" in capsys.readouterr().out
+
+
+def test_a_tail_closed_under_a_running_job_is_reopened_and_a_gone_one_dropped():
+    tail = ScriptedTail("j", pumps=1, gone_at=2)
+    head = AnsweredHead(replies=[{"status": "RUNNING"}, {"status": "RUNNING"}, {"status": "RUNNING"},
+                                 {"status": "STOPPED"}])
+    assert submitter.follow(head, tail, settings(dashboard_timeout_seconds=60))["status"] == "STOPPED"
+    assert tail.dropped == 1 and tail.reopened >= 1
+
+
+def test_a_run_whose_head_is_lost_each_time_ends_after_its_attempts(capsys):
+    head = AnsweredHead(gpus=[4.0], replies=[http_error(404)])
+    assert submitter.run(head, settings()) == 1
+    assert head.submitted == [f"{PREFIX}-a1", f"{PREFIX}-a2", f"{PREFIX}-a3"]
+    assert capsys.readouterr().out.count("waiting for the cluster to be whole again (4 GPUs") == 3
+
+
+def test_under_a_rayjob_a_lost_head_is_left_to_kuberay(capsys):
+    head = AnsweredHead(gpus=[4.0], replies=[http_error(404)])
+    assert submitter.run(head, settings(submission_id="rayjob-abc")) == 1
+    assert head.submitted == ["rayjob-abc"]
+    assert "KubeRay's RayJob retries the run on a new cluster (backoffLimit)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("status, code", [("SUCCEEDED", 0), ("FAILED", 1), ("STOPPED", 1)])
+def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
+    monkeypatch.setattr(submitter, "LogTail", lambda url, submission_id, out: ScriptedTail(submission_id, pumps=1))
+    head = AnsweredHead(gpus=[4.0], replies=[{"status": status, "driver_exit_code": 3, "message": "m"}])
+    assert submitter.run(head, settings()) == code
+    assert head.submitted == [f"{PREFIX}-a1"]
+    assert f"{PREFIX}-a1: status={status} driver_exit_code=3 message='m'" in capsys.readouterr().out

@@ -69,8 +69,17 @@ def slow_tests(stages: Stages, original: str, mutated: str) -> tuple[str, str, t
     return f"line {line} in {function or 'module level'}", "default", stages.slow_default
 
 
-def pytest(args: tuple[str, ...]) -> int:
-    return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args]).returncode
+FAST_TIMEOUT_SECONDS = 300  # the fast tests take seconds: a mutant that hangs them is killed here, not at the
+# session's timeout
+
+
+def pytest(args: tuple[str, ...], timeout: float | None = None) -> int:
+    try:
+        return subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *args],
+                              timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        print(f"[staged] tests hung past {timeout:g}s", flush=True)
+        return 1
 
 
 def only_setup_errors(report: Path) -> bool:
@@ -101,7 +110,7 @@ def main(argv: list[str]) -> int:
 
     module, original = argv
     stages = STAGED[module]
-    if pytest(stages.fast) != 0:
+    if pytest(stages.fast, FAST_TIMEOUT_SECONDS) != 0:
         return 1
     where, picked, args = slow_tests(stages, Path(original).read_text(), Path(module).read_text())
     print(f"[staged] fast tests passed; {where}: slow tests for {picked}: {' '.join(args)}", flush=True)
