@@ -5,18 +5,24 @@ decision first (`make mutate` runs them before the Ray-head tests)."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import json
 import os
+import ssl
 import sys
 import threading
 import time
 import urllib.error
 from email.message import Message
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
+from support.rayhead import free_port
 from support.submitter_run import SUBMITTER
+from tools.localcluster.pki import write_webhook_pki
 
 sys.path.insert(0, str(SUBMITTER.parent))
 import submitter  # noqa: E402  (the chart's file, as the Job's python3 runs it: its directory on the path)
@@ -488,3 +494,62 @@ def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
     assert submitter.run(head, settings()) == code
     assert head.submitted == [f"{PREFIX}-a1"]
     assert f"{PREFIX}-a1: status={status} driver_exit_code=3 message='m'" in capsys.readouterr().out
+
+
+# The pod's Job as the Kubernetes API answers (its real answers: tests/test_cluster_submitter.py, tier 6).
+
+@contextlib.contextmanager
+def job_api(tmp_path: Path, status: int, job: dict[str, Any]) -> Iterator[tuple[str, list[str]]]:
+    """An HTTPS endpoint answering GET of one Job with `status` and `job`; yields its URL and the
+    Authorization headers it received."""
+    (tmp_path / "ca.crt").write_bytes(write_webhook_pki(tmp_path, "127.0.0.1"))
+    seen: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            seen.append(f"{self.path} {self.headers.get('Authorization')}")
+            body = json.dumps(job).encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("status, job, verdict", [
+    (404, {"kind": "Status", "code": 404}, (True, "its Job was deleted")),
+    (200, {"metadata": {"deletionTimestamp": "2026-12-01T10:00:00Z"}}, (True, "its Job is being deleted")),
+    (200, {"metadata": {}, "spec": {"suspend": True}}, (True, "its Job was suspended")),
+    (200, {"metadata": {}, "spec": {"suspend": False}}, (False, "its Job remains (eviction or node drain)")),
+    (403, {"kind": "Status", "code": 403}, (False, "the Kubernetes API answered 403")),
+])
+def test_the_jobs_state_decides_whether_sigterm_stops_the_run(monkeypatch, tmp_path, status, job, verdict):
+    (tmp_path / "token").write_text("secret-token\n")
+    with job_api(tmp_path, status, job) as (url, seen):
+        monkeypatch.setenv("VERL_PPO_KUBE_API", url)
+        monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
+        monkeypatch.setenv("VERL_PPO_KUBE_CA_FILE", str(tmp_path / "ca.crt"))
+        assert submitter.KubeJob("team", PREFIX).ended_by_user() == verdict
+    assert seen == [f"/apis/batch/v1/namespaces/team/jobs/{PREFIX} Bearer secret-token"]
+
+
+def test_a_silent_kubernetes_api_never_stops_the_run(monkeypatch, tmp_path):
+    (tmp_path / "token").write_text("t")
+    monkeypatch.setenv("VERL_PPO_KUBE_API", f"https://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
+    ended, why = submitter.KubeJob("team", PREFIX).ended_by_user()
+    assert not ended and why.startswith("the Kubernetes API did not answer (")
