@@ -553,3 +553,22 @@ def test_a_silent_kubernetes_api_never_stops_the_run(monkeypatch, tmp_path):
     monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
     ended, why = submitter.KubeJob("team", PREFIX).ended_by_user()
     assert not ended and why.startswith("the Kubernetes API did not answer (")
+
+
+def test_check_mode_waits_for_the_gpus_and_submits_nothing(monkeypatch, tmp_path, capsys):
+    environment(monkeypatch, tmp_path, VERL_PPO_POLL_SECONDS="0.01")
+    heads: list[AnsweredHead] = []
+    monkeypatch.setattr(submitter, "RayJobsAPI", lambda url, timeout=30.0: heads.append(AnsweredHead(gpus=[2.0, 4.0]))
+                        or heads[-1])
+    assert submitter.main(["--check"]) == 0
+    assert heads[0].gpus == [4.0] and heads[0].submitted == []
+    assert "cluster ready: 4 GPUs (need 4)" in capsys.readouterr().out
+
+
+def test_stop_mode_stops_the_releases_runs_and_never_fails(monkeypatch, tmp_path):
+    environment(monkeypatch, tmp_path)
+    heads: list[AnsweredHead] = []
+    monkeypatch.setattr(submitter, "RayJobsAPI", lambda url, timeout=30.0: heads.append(
+        AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")])) or heads[-1])
+    assert submitter.main(["--stop"]) == 0
+    assert heads[0].stopped == [f"{PREFIX}-a1"]

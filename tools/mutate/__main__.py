@@ -1,15 +1,17 @@
 """python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors]
-[--templates-killed-in RESULTS ...] [--report]"""
+[--fast-only] [--templates-killed-in RESULTS ...] [--report]"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from tools.mutate import python_mutants, templates
 from tools.mutate.score import Score, equivalents, survivors, table
 from tools.mutate.sharedhead import shared_ray_head
+from tools.mutate.staged import FAST_ONLY
 from tools.mutate.targets import PYTHON_TARGETS
 from tools.mutate.tree import WORK, copy_tree
 
@@ -25,6 +27,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="test again only the Python mutants that survived the last run (after adding tests)")
     parser.add_argument("--templates-killed-in", action="append", default=[], type=Path, metavar="RESULTS",
                         help="an earlier run's templates.jsonl: its killed template mutants are carried over, not run")
+    parser.add_argument("--fast-only", action="store_true",
+                        help="staged modules: the fast stage alone (no Ray head); --retry-survivors then runs both")
     parser.add_argument("--work", type=Path, default=WORK,
                         help=f"where the tree copy and the results go (default {WORK}); two runs need two")
     parser.add_argument("--report", action="store_true",
@@ -43,6 +47,8 @@ def main(argv: list[str]) -> int:
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     tree = copy_tree(work / "tree")
+    if args.fast_only:
+        os.environ[FAST_ONLY] = "1"
     if args.retry_survivors:
         scores = []
         for target in PYTHON_TARGETS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
 import subprocess
 import sys
 import tempfile
@@ -105,6 +106,10 @@ def slow_stage(args: tuple[str, ...]) -> int:
     return 0
 
 
+# Set by `python -m tools.mutate --fast-only`: the fast stage alone (its survivors then run again, whole).
+FAST_ONLY = "VERL_PPO_MUTATE_FAST_ONLY"
+
+
 def main(argv: list[str]) -> int:
     from tools.mutate.targets import STAGED
 
@@ -112,6 +117,8 @@ def main(argv: list[str]) -> int:
     stages = STAGED[module]
     if pytest(stages.fast, FAST_TIMEOUT_SECONDS) != 0:
         return 1
+    if os.environ.get(FAST_ONLY):
+        return 0
     where, picked, args = slow_tests(stages, Path(original).read_text(), Path(module).read_text())
     print(f"[staged] fast tests passed; {where}: slow tests for {picked}: {' '.join(args)}", flush=True)
     return slow_stage(args) if args else 0
