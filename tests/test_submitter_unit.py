@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import urllib.error
+from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
 from typing import Any, Iterator
@@ -498,36 +499,78 @@ def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
 
 # The pod's Job as the Kubernetes API answers (its real answers: tests/test_cluster_submitter.py, tier 6).
 
+@dataclass
+class Request:
+    method: str
+    path: str
+    authorization: str | None
+    body: Any  # the JSON sent, None without a body
+
+
 @contextlib.contextmanager
-def job_api(tmp_path: Path, status: int, job: dict[str, Any]) -> Iterator[tuple[str, list[str]]]:
-    """An HTTPS endpoint answering GET of one Job with `status` and `job`; yields its URL and the
-    Authorization headers it received."""
-    (tmp_path / "ca.crt").write_bytes(write_webhook_pki(tmp_path, "127.0.0.1"))
-    seen: list[str] = []
+def answering(answers: dict[tuple[str, str], tuple[int, Any]], tls_dir: Path | None = None
+              ) -> Iterator[tuple[str, list[Request]]]:
+    """An HTTP (or, with tls_dir, HTTPS: its CA in tls_dir/ca.crt) endpoint giving each (method, path) its
+    (status, JSON) answer; yields its URL and the requests it received."""
+    received: list[Request] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-            seen.append(f"{self.path} {self.headers.get('Authorization')}")
-            body = json.dumps(job).encode()
+        def answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            sent = self.rfile.read(length) if length else b""
+            received.append(Request(self.command, self.path, self.headers.get("Authorization"),
+                                    json.loads(sent) if sent else None))
+            status, reply = answers[(self.command, self.path)]
+            body = b"" if reply is None else json.dumps(reply).encode()
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
 
+        do_GET = do_POST = answer  # noqa: N815 (the names http.server calls)
+
         def log_message(self, *args: Any) -> None:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
+    if tls_dir:
+        (tls_dir / "ca.crt").write_bytes(write_webhook_pki(tls_dir, "127.0.0.1"))
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls_dir / "tls.crt", tls_dir / "tls.key")
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"https://127.0.0.1:{server.server_address[1]}", seen
+        yield f"{'https' if tls_dir else 'http'}://127.0.0.1:{server.server_address[1]}", received
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_jobs_api_client_sends_what_ray_reads():
+    nodes = {"data": {"result": {"result": [{"state": "ALIVE", "resources_total": {"GPU": 2.0}},
+                                            {"resources_total": {"GPU": 1.0, "CPU": 8.0}},
+                                            {"state": "DEAD", "resources_total": {"GPU": 8.0}},
+                                            {"state": "ALIVE", "resources_total": {"CPU": 4.0}}]}}}
+    answers = {("POST", "/api/jobs/"): (200, {"submission_id": "j-a1"}), ("GET", "/api/jobs/"): (200, None),
+               ("POST", "/api/jobs/j-a1/stop"): (200, {"stopped": True}), ("GET", "/api/jobs/j-a1"): (200, {"status": "RUNNING"}),
+               ("GET", "/api/v0/nodes?limit=10000&detail=true"): (200, nodes)}
+    with answering(answers) as (url, received):
+        api = submitter.RayJobsAPI(url)
+        api.submit("j-a1", {"entrypoint": "python3 -m verl.trainer.main_ppo", "runtime_env": {"env_vars": {"A": "1"}},
+                            "metadata": {"release": "r", "attempt": 3}})
+        assert api.list_jobs() == []
+        assert api.job("j-a1") == {"status": "RUNNING"}
+        api.stop("j-a1")
+        assert api.cluster_gpus() == 3.0
+        api.submit("j-a1", {"entrypoint": "true"})
+    assert [(r.method, r.path) for r in received] == [
+        ("POST", "/api/jobs/"), ("GET", "/api/jobs/"), ("GET", "/api/jobs/j-a1"), ("POST", "/api/jobs/j-a1/stop"),
+        ("GET", "/api/v0/nodes?limit=10000&detail=true"), ("POST", "/api/jobs/")]
+    assert received[0].body == {"entrypoint": "python3 -m verl.trainer.main_ppo", "submission_id": "j-a1",
+                                "runtime_env": {"env_vars": {"A": "1"}}, "metadata": {"release": "r", "attempt": "3"}}
+    assert received[-1].body == {"entrypoint": "true", "submission_id": "j-a1", "runtime_env": {}, "metadata": {}}
+    assert [r.body for r in received[1:5]] == [None] * 4
 
 
 @pytest.mark.parametrize("status, job, verdict", [
@@ -539,12 +582,13 @@ def job_api(tmp_path: Path, status: int, job: dict[str, Any]) -> Iterator[tuple[
 ])
 def test_the_jobs_state_decides_whether_sigterm_stops_the_run(monkeypatch, tmp_path, status, job, verdict):
     (tmp_path / "token").write_text("secret-token\n")
-    with job_api(tmp_path, status, job) as (url, seen):
+    path = f"/apis/batch/v1/namespaces/team/jobs/{PREFIX}"
+    with answering({("GET", path): (status, job)}, tls_dir=tmp_path) as (url, received):
         monkeypatch.setenv("VERL_PPO_KUBE_API", url)
         monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
         monkeypatch.setenv("VERL_PPO_KUBE_CA_FILE", str(tmp_path / "ca.crt"))
         assert submitter.KubeJob("team", PREFIX).ended_by_user() == verdict
-    assert seen == [f"/apis/batch/v1/namespaces/team/jobs/{PREFIX} Bearer secret-token"]
+    assert received == [Request("GET", path, "Bearer secret-token", None)]
 
 
 def test_a_silent_kubernetes_api_never_stops_the_run(monkeypatch, tmp_path):
