@@ -9,6 +9,7 @@ import contextlib
 import http.server
 import json
 import os
+import signal
 import ssl
 import sys
 import threading
@@ -359,9 +360,25 @@ def test_a_failed_stop_is_tried_again_as_long_as_its_cause_is_worth(error, secon
     assert submitter.BUSY_HEAD_SECONDS > submitter.UNREACHABLE_HEAD_SECONDS > 0
 
 
+@contextlib.contextmanager
+def within(seconds: int) -> Iterator[None]:
+    """Fails the block (TimeoutError) if it runs past `seconds`: a retry loop that never gives up."""
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"still running after {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def test_the_uninstall_hook_gives_up_at_once_on_an_answer_not_worth_a_retry(capsys):
     started = time.monotonic()
-    assert submitter.stop_release_jobs(AnsweredHead([http_error(404)]), settings()) == 0
+    with within(10):
+        assert submitter.stop_release_jobs(AnsweredHead([http_error(404)]), settings()) == 0
     assert time.monotonic() - started < submitter.STOP_RETRY_SECONDS
     assert "could not stop the release's Ray jobs (HTTP Error 404: answer); the RayCluster's deletion ends them" in (
         capsys.readouterr().out)
