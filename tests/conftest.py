@@ -47,7 +47,7 @@ def local_cluster(tmp_path_factory):
 
 def pytest_configure(config):
     for tier in TIERS:
-        config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/conftest.py TIERS)")
+        config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/support/tiers.py TIERS)")
 
 
 # The render cache's counts of each xdist worker, handed over when the worker ends.

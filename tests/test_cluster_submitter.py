@@ -15,7 +15,7 @@ import pytest
 from kubernetes import client, utils
 
 from support import helm as helm_cli
-from support.rayhead import ray_head
+from support.rayhead import module_head
 from support.tools import helm_binaries
 from support.submitter_run import GPUS, finish, jobs, start_submitter, stop, wait_for_status
 
@@ -24,7 +24,7 @@ RBAC_AND_JOB = {"ServiceAccount", "Role", "RoleBinding", "Job"}
 
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
-    with ray_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
+    with module_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
         yield url
 
 

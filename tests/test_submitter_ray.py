@@ -18,14 +18,14 @@ import zipfile
 import pytest
 
 from support.late_relay import late_relay
-from support.rayhead import free_port, join_worker, ray_head
+from support.rayhead import free_port, join_worker, module_head, ray_head
 from support.submitter_run import (GPUS, PREPARE, SUBMITTER, finish, jobs, start_submitter, stop, submitter_env,
                                    wait_for_status, write_spec)
 
 
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
-    with ray_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
+    with module_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
         yield url
 
 
@@ -33,7 +33,9 @@ def test_success_exits_zero_with_the_logs(dashboard, tmp_path):
     code, output = finish(start_submitter(dashboard, tmp_path, "ok-ppo-job-0001"))
     assert code == 0, output
     assert "stand-in driver: done, exiting 0" in output and "status=SUCCEEDED" in output
-    assert [j["submission_id"] for j in jobs(dashboard, "ok-ppo-job-0001")] == ["ok-ppo-job-0001-a1"]
+    submitted = jobs(dashboard, "ok-ppo-job-0001")
+    assert [j["submission_id"] for j in submitted] == ["ok-ppo-job-0001-a1"]
+    assert submitted[0]["metadata"] == {"release": "test"}  # the spec's metadata reaches Ray
 
 
 def test_failure_exits_non_zero_with_the_driver_exit_code(dashboard, tmp_path):

@@ -15,13 +15,13 @@ import urllib.request
 
 import pytest
 
-from support.rayhead import ray_head
+from support.rayhead import module_head
 from support.submitter_run import GPUS, SUBMITTER, finish, submitter_env, write_spec
 
 
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
-    with ray_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
+    with module_head(tmp_path_factory.mktemp("ray"), gpus=GPUS) as url:
         yield url
 
 

@@ -1,4 +1,5 @@
-"""A real Ray head on CPU with logical GPUs, on free ports, stopped afterwards."""
+"""A real Ray head on CPU with logical GPUs, on free ports, stopped afterwards; or, for `make mutate`, one
+head kept running across many test runs (SHARED_HEAD), its Ray jobs cleared before each."""
 
 from __future__ import annotations
 
@@ -105,6 +106,9 @@ def _answers(url: str) -> bool:
 
 
 START_ATTEMPTS = 3
+# The dashboard URL of a head started once for many test runs (`make mutate`'s Ray stage: a head's start is
+# most of a short run, and on a loaded machine it fails: Ray allows its dashboard 20 s to come up).
+SHARED_HEAD = "VERL_PPO_TEST_SHARED_RAY_HEAD"
 
 
 @contextmanager
@@ -169,3 +173,39 @@ def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
                                  preexec_fn=_before_the_rest)
     if started.returncode != 0:
         raise RuntimeError(f"ray start (worker) failed:\n{started.stdout[-3000:]}{started.stderr[-3000:]}")
+
+
+def _call(method: str, url: str) -> object:
+    with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=30) as response:
+        raw = response.read()
+    return json.loads(raw) if raw else None
+
+
+def clear_jobs(url: str, timeout: float = 60) -> None:
+    """Stops the head's active Ray jobs and deletes every job, so submission ids can be used again."""
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = _call("GET", url + "/api/jobs/")
+        active = [job for job in listed if job["status"] in ("PENDING", "RUNNING")]
+        for job in listed:
+            if job["status"] in ("SUCCEEDED", "FAILED", "STOPPED") and job.get("submission_id"):
+                _call("DELETE", f"{url}/api/jobs/{job['submission_id']}")
+        if not active:
+            return
+        if time.monotonic() >= deadline:
+            raise RuntimeError(f"Ray jobs still active on the shared head after {timeout:g}s: {active}")
+        for job in active:
+            _call("POST", f"{url}/api/jobs/{job['submission_id']}/stop")
+        time.sleep(0.5)
+
+
+@contextmanager
+def module_head(temp_dir: Path, gpus: int) -> Iterator[str]:
+    """A test module's head: the shared one (its jobs cleared) where SHARED_HEAD names one, else a fresh one."""
+    shared = os.environ.get(SHARED_HEAD)
+    if shared:
+        clear_jobs(shared)
+        yield shared
+        return
+    with ray_head(temp_dir, gpus=gpus) as url:
+        yield url

@@ -17,7 +17,7 @@ TIERS = {
               "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py"),
     "release": ("test_release_*.py",),
     "verl": ("test_verl_config.py",),
-    "ray": ("test_submitter_ray.py", "test_submitter_rayjob.py", "test_submitter_logs.py", "test_submitter_faults.py",
+    "ray": ("test_submitter_ray.py", "test_submitter_unit.py", "test_submitter_rayjob.py", "test_submitter_logs.py", "test_submitter_faults.py",
              "test_prepare.py", "test_benchmarks.py"),
     "observability": ("test_observability_promql.py", "test_observability_prometheus.py",
                       "test_observability_tracing.py"),

@@ -1,13 +1,17 @@
-"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors] [--report]"""
+"""python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors]
+[--fast-only] [--templates-killed-in RESULTS ...] [--report]"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from tools.mutate import python_mutants, templates
 from tools.mutate.score import Score, equivalents, survivors, table
+from tools.mutate.sharedhead import shared_ray_head
+from tools.mutate.staged import FAST_ONLY
 from tools.mutate.targets import PYTHON_TARGETS
 from tools.mutate.tree import WORK, copy_tree
 
@@ -21,6 +25,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-templates", action="store_true", help="skip the chart's template mutants")
     parser.add_argument("--retry-survivors", action="store_true",
                         help="test again only the Python mutants that survived the last run (after adding tests)")
+    parser.add_argument("--templates-killed-in", action="append", default=[], type=Path, metavar="RESULTS",
+                        help="an earlier run's templates.jsonl: its killed template mutants are carried over, not run")
+    parser.add_argument("--fast-only", action="store_true",
+                        help="staged modules: the fast stage alone (no Ray head); --retry-survivors then runs both")
     parser.add_argument("--work", type=Path, default=WORK,
                         help=f"where the tree copy and the results go (default {WORK}); two runs need two")
     parser.add_argument("--report", action="store_true",
@@ -39,19 +47,25 @@ def main(argv: list[str]) -> int:
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     tree = copy_tree(work / "tree")
+    if args.fast_only:
+        os.environ[FAST_ONLY] = "1"
     if args.retry_survivors:
-        scores = [python_mutants.retry_survivors(target, tree, work) for target in PYTHON_TARGETS
-                  if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
+        scores = []
+        for target in PYTHON_TARGETS:
+            if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists():
+                with shared_ray_head(target):
+                    scores.append(python_mutants.retry_survivors(target, tree, work))
         print_scores(scores)
         return 0
     scores: list[Score] = []
     if not args.no_python:
         for target in (t for t in PYTHON_TARGETS if chosen(t.module, args.only)):
-            if not python_mutants.baseline_passes(target, tree):
-                print(f"{target.module}: its tests fail unmutated ({target.test_command()}); skipped", flush=True)
-                continue
-            print(f"mutating {target.module} ...", flush=True)
-            scores.append(python_mutants.run_target(target, tree, work, args.sample))
+            with shared_ray_head(target):
+                if not python_mutants.baseline_passes(target, tree):
+                    print(f"{target.module}: its tests fail unmutated ({target.test_command()}); skipped", flush=True)
+                    continue
+                print(f"mutating {target.module} ...", flush=True)
+                scores.append(python_mutants.run_target(target, tree, work, args.sample))
             print(table(scores[-1:]), flush=True)
     if not args.no_templates:
         selected = [m for m in templates.mutants(tree) if chosen(str(m.path), args.only)]
@@ -59,7 +73,7 @@ def main(argv: list[str]) -> int:
             step = max(1, len(selected) // args.sample)
             selected = selected[::step][:args.sample]
         print(f"mutating the chart's templates: {len(selected)} mutants ...", flush=True)
-        scores += templates.run_templates(tree, selected, work / "templates.jsonl")
+        scores += templates.run_templates(tree, selected, work / "templates.jsonl", args.templates_killed_in)
     print_scores(scores)
     return 0
 

@@ -9,7 +9,16 @@ import re
 _ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one container"
 _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
 
+_SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
+
 EQUIVALENT: dict[tuple[str, str], str] = {
+    (_SUBMITTER, 'if ended and (tail.complete or time.monotonic() > (drain_deadline or float("inf"))):'):
+        "differs only at the instant the clock reads the deadline exactly; the next poll ends the drain then",
+    (_SUBMITTER, 'if job.get("status") < "SUCCEEDED":'):
+        "follow returns only an ended job, and of SUCCEEDED, FAILED and STOPPED only SUCCEEDED is not below "
+        "\"SUCCEEDED\" in string order",
+    (_SUBMITTER, "BUSY_HEAD_SECONDS = 61"):
+        "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
     ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
         _ONE_CONTAINER,
     ("generator/summary.py", 'limits = head["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,

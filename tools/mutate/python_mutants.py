@@ -12,6 +12,7 @@ from generator.paths import ROOT
 from tools.mutate.annotations import in_annotation
 from tools.mutate.equivalent import why_equivalent
 from tools.mutate.score import Score
+from tools.mutate.staged import Stages
 
 # Operators left out: replacing arithmetic or a comparison by a bitwise, shift, power or identity
 # operator. On these integers nearly all are killed by any test, and they would be half of all mutants
@@ -29,12 +30,15 @@ class PythonTarget:
     tests: tuple[str, ...]  # pytest arguments selecting the tests that exercise it
     timeout: float = 30.0  # seconds per mutant's test run (~10x the run); a mutant that hangs them is killed
     excluded: tuple[str, ...] = ()  # operators left out for this module only (regular expressions), and why
+    stages: Stages | None = None  # tests in two stages, fast then slow (staged.py), in place of `tests`
 
     @property
     def name(self) -> str:
         return Path(self.module).stem
 
     def test_command(self) -> str:
+        if self.stages:
+            return f"{' '.join(NICE)} {sys.executable} -m tools.mutate.staged '{self.module}' '{ROOT / self.module}'"
         args = " ".join(f"'{arg}'" for arg in self.tests)
         return f"{' '.join(NICE)} {sys.executable} -m pytest -x -q -p no:cacheprovider {args}"
 

@@ -5,6 +5,7 @@ tiers that need a local cluster are left out: one start costs more than a module
 from __future__ import annotations
 
 from tools.mutate.python_mutants import PythonTarget
+from tools.mutate.staged import Stages
 
 GENERATOR = "tests/test_generator.py"
 SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory or scales")
@@ -23,6 +24,53 @@ CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_sub
 # `Path / "name"` replaced by another operator fails at import, in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
+# The submitter: its unit tests first (a second), then the Ray-head cases of the function a mutant changed.
+# Left out of the slow stage: test_submitter_faults.py (a silent dashboard takes 70 s a case). KubeJob's
+# answers come from a real API server only (test_cluster_submitter.py: a local cluster, minutes a start).
+SUBMITTER_RAY = "tests/test_submitter_ray.py"
+SUBMITTER_RAYJOB = "tests/test_submitter_rayjob.py"
+
+
+def _ray(cases: str, *files: str) -> tuple[str, ...]:
+    return (SUBMITTER_RAY, *files, "-k", cases)
+
+
+SUBMITTER_STAGES = Stages(
+    fast=("tests/test_submitter_unit.py",),
+    slow={
+        "Settings": _ray("success"),
+        "Settings.from_env": _ray("success or preflight or inputs or checkpoint"),
+        "Settings.family_pattern": _ray("supersedes or stop_mode_stops"),
+        "RayJobsAPI": _ray("success or stopped_job or stop_mode_stops or too_few or working_dir"),
+        "_find_node_records": _ray("too_few or check_mode"),
+        "log": _ray("success"),
+        "wait_for_cluster": _ray("too_few or check_mode or success"),
+        "missing_inputs": _ray("inputs"),
+        "wait_for_inputs": _ray("inputs"),
+        "checkpoint_world_sizes": _ray("checkpoint"),
+        "check_resumable": _ray("checkpoint"),
+        "attempts_of": _ray("restarted or retry_after or success"),
+        "choose_submission": _ray("restarted or retry_after or failure or success"),
+        "job_status": _ray("success or failure or stopped_job"),
+        "follow": _ray("success or failure or stopped_job or preflight"),
+        "stop_active": _ray("supersedes or stop_mode"),
+        "_retry_seconds": _ray("stop_mode"),
+        "stop_release_jobs": _ray("stop_mode"),
+        "KubeJob": ("tests/test_cluster_submitter.py", "-k", "sigterm_stops"),
+        "raise_terminated": _ray("sigterm", SUBMITTER_RAYJOB),
+        "on_terminate": _ray("sigterm", SUBMITTER_RAYJOB),
+        "given_submission": (SUBMITTER_RAYJOB,),
+        "preflight": _ray("preflight"),
+        "submit_once": _ray("success or supersedes or restarted or preflight or kuberays or retried_pod", SUBMITTER_RAYJOB),
+        "run": _ray("success or failure or restarted or retry_after or stopped_job or kuberays", SUBMITTER_RAYJOB),
+        "main": _ray("success or check_mode or stop_mode or sigterm"),
+    },
+    # Module level (constants, imports): the cases that take every main path.
+    slow_default=_ray("success or failure or stopped_job or restarted or supersedes or stop_mode_stops or kuberays",
+                      SUBMITTER_RAYJOB),
+    shared_ray_head=True,
+)
+
 PYTHON_TARGETS = (
     PythonTarget("generator/sizing.py", SIZING),
     PythonTarget("generator/quantity.py", ("tests/test_quantity.py", "tests/test_sizing.py", *DISCOVER_UNIT)),
@@ -40,11 +88,13 @@ PYTHON_TARGETS = (
     # Timeouts far above a run at load 12: a timeout counts as killed, so it must mean a hang.
     PythonTarget("generator/verlconfig.py", VERL, 600.0),
     PythonTarget("generator/verltypes.py", VERL, 600.0),
-    PythonTarget("generator/check.py", CHECK, 900.0),
+    PythonTarget("generator/check.py", (), 900.0, stages=Stages(fast=("tests/test_bad_input.py", "-k", "check_findings"),
+                                                                 slow_default=CHECK)),
     PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "tests/test_summary.py",
                                       "tests/test_cluster_discover.py", "-k",
                                       "not helm3 and (cli or render_algorithm or render_names or set_flags or "
                                       "cannot_read or every_broken or summary_names or gpu_memory_gib)"), 900.0),
-    # Each run starts a real Ray head and runs Ray jobs: minutes per mutant on two cores.
-    PythonTarget("charts/verl-ppo/charts/ppo-job/files/submitter.py", ("tests/test_submitter_ray.py",), 900.0),
+    # A mutant the unit tests miss starts a real Ray head and runs Ray jobs: minutes on two cores.
+    PythonTarget("charts/verl-ppo/charts/ppo-job/files/submitter.py", (), 900.0, stages=SUBMITTER_STAGES),
 )
+STAGED = {target.module: target.stages for target in PYTHON_TARGETS if target.stages}

@@ -1,0 +1,635 @@
+"""Tier 4, unit level: the submitter's decisions (settings, attempts, checkpoints, inputs, retries) on
+the answers a Ray head gives, in process and in seconds. The runs against a real Ray head are in
+test_submitter_ray.py; these reach the branches those take minutes to reach, and kill a mutant of a
+decision first (`make mutate` runs them before the Ray-head tests)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import signal
+import ssl
+import sys
+import threading
+import time
+import urllib.error
+from dataclasses import dataclass
+from email.message import Message
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from support.rayhead import free_port
+from support.submitter_run import SUBMITTER
+from tools.localcluster.pki import write_webhook_pki
+
+sys.path.insert(0, str(SUBMITTER.parent))
+import submitter  # noqa: E402  (the chart's file, as the Job's python3 runs it: its directory on the path)
+
+FAMILY = "rel.1-ppo-job"
+PREFIX = f"{FAMILY}-0af3"
+
+
+class AnsweredHead(submitter.RayJobsAPI):
+    """The submitter's client with the answers a head gave (job records as GET /api/jobs/ returns them,
+    GPU counts, errors) in place of the network; records the jobs it was asked to stop."""
+
+    def __init__(self, jobs: list[dict[str, Any]] = (), gpus: list[float | Exception] = (),
+                 replies: list[dict[str, Any] | Exception] = ()) -> None:
+        super().__init__("http://head.invalid:8265")
+        self.jobs, self.gpus, self.replies, self.stopped, self.submitted = list(jobs), list(gpus), list(replies), [], []
+
+    def list_jobs(self) -> list[dict[str, Any]]:
+        if self.jobs and isinstance(self.jobs[0], Exception):
+            raise self.jobs[0]
+        return self.jobs
+
+    def stop(self, submission_id: str) -> None:
+        self.stopped.append(submission_id)
+
+    def cluster_gpus(self) -> float:
+        answer = self.gpus.pop(0) if len(self.gpus) > 1 else self.gpus[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def job(self, submission_id: str) -> dict[str, Any]:
+        answer = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def submit(self, submission_id: str, spec: dict[str, Any]) -> None:
+        self.submitted.append(submission_id)
+
+
+class ScriptedTail:
+    """A log tail that the dashboard closes (complete) after `pumps` calls; records what follow asked of it."""
+
+    def __init__(self, submission_id: str, pumps: int, gone_at: int = 0) -> None:
+        self.submission_id, self.pumps, self.gone_at = submission_id, pumps, gone_at
+        self.pumped, self.reopened, self.dropped, self.complete = 0, 0, 0, False
+
+    def pump(self, seconds: float) -> None:
+        self.pumped += 1
+        if self.pumped == self.gone_at:
+            raise submitter.TailGone()
+        self.complete = self.complete or self.pumped >= self.pumps
+
+    def reopen(self) -> None:
+        self.reopened += 1
+        self.complete = False
+
+    def drop(self) -> None:
+        self.dropped += 1
+
+
+def settings(**changes: Any) -> submitter.Settings:
+    base = dict(dashboard_url="http://head.invalid:8265", job_spec={"entrypoint": "true"}, submission_family=FAMILY,
+                submission_prefix=PREFIX, submission_id="", expected_gpus=4.0, wait_timeout_seconds=0.0,
+                max_attempts=3, inputs=[], wait_for_inputs=False, inputs_timeout_seconds=0.0, poll_seconds=0.01,
+                dashboard_timeout_seconds=0.05)
+    return submitter.Settings(**{**base, **changes})
+
+
+def http_error(code: int) -> urllib.error.HTTPError:
+    return urllib.error.HTTPError("http://head.invalid:8265/api/jobs/", code, "answer", Message(), None)
+
+
+def record(attempt: int | str, status: str, prefix: str = PREFIX) -> dict[str, Any]:
+    return {"submission_id": f"{prefix}-a{attempt}", "status": status, "driver_exit_code": None}
+
+
+# Settings from the Job's environment.
+
+REQUIRED_ENV = {"RAY_DASHBOARD_URL": "http://head:8265/", "VERL_PPO_SUBMISSION_FAMILY": FAMILY,
+                "VERL_PPO_EXPECTED_GPUS": "4"}
+
+
+def environment(monkeypatch, tmp_path: Path, **extra: str) -> None:
+    spec = tmp_path / "job.json"
+    spec.write_text('{"entrypoint": "python3 -m verl.trainer.main_ppo"}')
+    for name in [n for n in list(os.environ) if n.startswith("VERL_PPO_") or n.startswith("RAY_")]:
+        monkeypatch.delenv(name)
+    for name, value in {**REQUIRED_ENV, "VERL_PPO_JOB_SPEC": str(spec), **extra}.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_settings_defaults_from_a_minimal_environment(monkeypatch, tmp_path):
+    environment(monkeypatch, tmp_path)
+    found = submitter.Settings.from_env()
+    assert found == submitter.Settings(
+        dashboard_url="http://head:8265", job_spec={"entrypoint": "python3 -m verl.trainer.main_ppo"},
+        submission_family=FAMILY, submission_prefix="", submission_id="", expected_gpus=4.0,
+        wait_timeout_seconds=1800.0, max_attempts=3, inputs=[], wait_for_inputs=False, inputs_timeout_seconds=7200.0,
+        resume_check_dir="", poll_seconds=5.0, dashboard_timeout_seconds=300.0, preflight_program="",
+        preflight_expected={})
+
+
+def test_settings_read_every_variable_the_chart_sets(monkeypatch, tmp_path):
+    environment(monkeypatch, tmp_path, VERL_PPO_SUBMISSION_PREFIX=PREFIX, RAY_JOB_SUBMISSION_ID="rayjob-x",
+                VERL_PPO_WAIT_TIMEOUT_SECONDS="12.5", VERL_PPO_MAX_ATTEMPTS="7", VERL_PPO_INPUTS='["/data/a"]',
+                VERL_PPO_WAIT_FOR_INPUTS="true", VERL_PPO_INPUTS_TIMEOUT_SECONDS="9", VERL_PPO_RESUME_CHECK_DIR="/ck",
+                VERL_PPO_POLL_SECONDS="0.5", VERL_PPO_DASHBOARD_TIMEOUT_SECONDS="40", VERL_PPO_PREFLIGHT="/p.py",
+                VERL_PPO_PREFLIGHT_EXPECTED='{"gpus": 2}')
+    found = submitter.Settings.from_env()
+    assert (found.submission_prefix, found.submission_id, found.wait_timeout_seconds, found.max_attempts) == (
+        PREFIX, "rayjob-x", 12.5, 7)
+    assert (found.inputs, found.wait_for_inputs, found.inputs_timeout_seconds, found.resume_check_dir) == (
+        ["/data/a"], True, 9.0, "/ck")
+    assert (found.poll_seconds, found.dashboard_timeout_seconds, found.preflight_program, found.preflight_expected) == (
+        0.5, 40.0, "/p.py", {"gpus": 2})
+
+
+@pytest.mark.parametrize("value", ["false", "True", "1", ""])
+def test_waiting_for_inputs_needs_the_exact_word_true(monkeypatch, tmp_path, value):
+    environment(monkeypatch, tmp_path, VERL_PPO_WAIT_FOR_INPUTS=value)
+    assert submitter.Settings.from_env().wait_for_inputs is False
+
+
+@pytest.mark.parametrize("submission_id, matches", [
+    (f"{FAMILY}-0af3-a1", True), (f"{FAMILY}-9b-a12", True),
+    (f"{FAMILY}-0af3-a1-preflight-abc123", False),  # a preflight is no run of the release
+    (f"{FAMILY}-0xyz-a1", False), (f"{FAMILY}-0af3-b1", False), (f"{FAMILY}-0af3-a", False),
+    (f"other-{FAMILY}-0af3-a1", False), ("rel-1-ppo-job-0af3-a1", False),  # the family's dot is literal
+])
+def test_family_pattern_matches_only_the_releases_runs(submission_id, matches):
+    assert bool(settings().family_pattern().match(submission_id)) is matches
+
+
+# The cluster's GPUs.
+
+def test_node_records_are_found_at_any_depth_of_the_state_apis_reply():
+    nodes = [{"node_id": "h", "state": "ALIVE", "resources_total": {"CPU": 4.0, "GPU": 2.0}},
+             {"node_id": "w", "state": "DEAD", "resources_total": {"GPU": 8.0}, "labels": {"resources_total": "x"}}]
+    reply = {"result": True, "msg": "", "data": {"result": {"total": 2, "num_after_truncation": 2, "result": nodes}}}
+    assert submitter._find_node_records(reply) == nodes
+    assert submitter._find_node_records([[reply], {"other": [nodes[0]]}]) == [*nodes, nodes[0]]
+    assert submitter._find_node_records("resources_total") == []
+
+
+def test_cluster_ready_once_the_gpus_reach_the_expected_count(capsys):
+    head = AnsweredHead(gpus=[urllib.error.URLError("refused"), 2.0, 4.0])
+    submitter.wait_for_cluster(head, settings(wait_timeout_seconds=5))
+    assert head.gpus == [4.0]
+    assert "cluster ready: 4 GPUs (need 4)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer, seen", [(3.0, "saw 3 GPUs"), (ValueError("bad JSON"), "saw dashboard not answering (bad JSON)")])
+def test_cluster_wait_times_out_with_what_it_saw(capsys, answer, seen):
+    with pytest.raises(SystemExit) as exit_:
+        submitter.wait_for_cluster(AnsweredHead(gpus=[answer]), settings(wait_timeout_seconds=0.05))
+    assert exit_.value.code == 3
+    out = capsys.readouterr().out
+    assert f"timed out after 0.05s waiting for the cluster: expected 4 GPUs, {seen}" in out
+
+
+# Inputs on the shared volume.
+
+def test_inputs_present_are_named_and_missing_ones_listed(tmp_path, capsys):
+    (tmp_path / "train.parquet").write_text("x")
+    paths = [str(tmp_path / "train.parquet"), str(tmp_path / "test.parquet"), str(tmp_path / "model")]
+    assert submitter.missing_inputs(paths) == paths[1:]
+    submitter.wait_for_inputs(settings(inputs=paths[:1]))
+    assert capsys.readouterr().out == f"[verl-ppo submitter] inputs present: {paths[0]}\n"
+    submitter.wait_for_inputs(settings(inputs=[]))
+    assert capsys.readouterr().out == ""
+
+
+def test_missing_inputs_fail_at_once_without_preparation(tmp_path, capsys):
+    missing = [str(tmp_path / "a"), str(tmp_path / "b")]
+    with pytest.raises(SystemExit) as exit_:
+        submitter.wait_for_inputs(settings(inputs=missing, inputs_timeout_seconds=60))
+    assert exit_.value.code == 4
+    assert f"missing on the shared volume: {missing[0]}, {missing[1]}. Copy them there, or enable ppo-job.prepare" in (
+        capsys.readouterr().out)
+
+
+def test_inputs_written_later_are_waited_for_and_announced_once(tmp_path, capsys):
+    late = tmp_path / "late.parquet"
+    writer = threading.Timer(0.3, late.write_text, ("x",))
+    writer.start()
+    submitter.wait_for_inputs(settings(inputs=[str(late)], wait_for_inputs=True, inputs_timeout_seconds=30))
+    writer.join()
+    out = capsys.readouterr().out
+    assert out.count("waiting for the preparation Job to write") == 1 and "inputs present" in out
+
+
+def test_inputs_that_never_come_time_out(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        submitter.wait_for_inputs(settings(inputs=[str(tmp_path / "never")], wait_for_inputs=True,
+                                           inputs_timeout_seconds=0.05))
+    assert exit_.value.code == 4
+    assert f"timed out after 0.05s waiting for the preparation Job to write: {tmp_path / 'never'}" in (
+        capsys.readouterr().out)
+
+
+# The checkpoint veRL resumes from.
+
+def checkpoint(root: Path, tracker: str, step: int, shards: list[str]) -> Path:
+    actor = root / f"global_step_{step}" / "actor"
+    actor.mkdir(parents=True)
+    for name in shards:
+        (actor / name).write_bytes(b"")
+    (root / submitter.CHECKPOINT_TRACKER).write_text(tracker)
+    return actor
+
+
+def test_world_sizes_of_the_tracked_step_only(tmp_path):
+    checkpoint(tmp_path, "3", 3, ["model_world_size_8_rank_0.pt"])
+    actor = checkpoint(tmp_path, "12\n", 12, ["model_world_size_4_rank_0.pt", "model_world_size_4_rank_3.pt",
+                                             "optim_world_size_2_rank_0.pt", "model_world_size_16_rank_0.pt.tmp",
+                                             "extra_state_world_size_4_rank_0.pt"])
+    assert submitter.checkpoint_world_sizes(str(tmp_path)) == (str(actor), {4})
+
+
+@pytest.mark.parametrize("tracker", [None, "step 3", "7"])  # no tracker, not a number, a step without its directory
+def test_no_usable_checkpoint_means_a_start_from_scratch(tmp_path, tracker):
+    if tracker is not None:
+        (tmp_path / submitter.CHECKPOINT_TRACKER).write_text(tracker)
+    assert submitter.checkpoint_world_sizes(str(tmp_path)) is None
+    submitter.check_resumable(settings(resume_check_dir=str(tmp_path)))
+
+
+def test_resume_check_off_reads_nothing(tmp_path):
+    checkpoint(tmp_path, "1", 1, ["model_world_size_2_rank_0.pt"])
+    submitter.check_resumable(settings(resume_check_dir=""))  # would fail with the directory set
+
+
+def test_a_checkpoint_of_this_gpu_count_resumes(tmp_path, capsys):
+    actor = checkpoint(tmp_path, "5", 5, [f"model_world_size_4_rank_{rank}.pt" for rank in range(4)])
+    submitter.check_resumable(settings(resume_check_dir=str(tmp_path)))
+    assert f"resuming from {actor}: written by 4 GPUs, as many as this release has" in capsys.readouterr().out
+
+
+def test_a_checkpoint_without_shards_is_resumed_unchecked(tmp_path, capsys):
+    actor = checkpoint(tmp_path, "5", 5, ["huggingface"])
+    submitter.check_resumable(settings(resume_check_dir=str(tmp_path)))
+    assert f"resuming from {actor}: no model_world_size_W_rank_R.pt shards there to check" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shards, written", [(["model_world_size_2_rank_0.pt"], "2"),
+                                             (["model_world_size_8_rank_0.pt", "model_world_size_4_rank_0.pt"], "4/8")])
+def test_a_checkpoint_of_another_gpu_count_fails_naming_both_and_the_fixes(tmp_path, capsys, shards, written):
+    actor = checkpoint(tmp_path, "5", 5, shards)
+    with pytest.raises(SystemExit) as exit_:
+        submitter.check_resumable(settings(resume_check_dir=str(tmp_path)))
+    assert exit_.value.code == 5
+    out = capsys.readouterr().out
+    assert f"cannot resume: the newest checkpoint {actor} was written by {written} GPUs, this release has 4 " in out
+    assert "--set ppo-job.trainer.experimentName=<new name>" in out
+    assert f"go back to {written} GPUs in total (global.gpu.nodes x global.gpu.perNode = {written})" in out
+
+
+# Which attempt to follow or submit.
+
+def test_a_first_run_submits_attempt_one():
+    assert submitter.choose_submission(AnsweredHead([record(1, "RUNNING", f"{FAMILY}-ffff")]), settings()) == (
+        submitter.Choice(f"{PREFIX}-a1", 1, True))
+
+
+@pytest.mark.parametrize("status", ["PENDING", "RUNNING", "SUCCEEDED"])
+def test_an_active_or_succeeded_attempt_is_reattached(capsys, status):
+    head = AnsweredHead([record(1, "FAILED"), record(2, status)])
+    assert submitter.choose_submission(head, settings()) == submitter.Choice(f"{PREFIX}-a2", 2, False, status)
+    assert f"re-attaching to {PREFIX}-a2 ({status})" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("status", ["FAILED", "STOPPED"])
+def test_an_ended_attempt_is_followed_by_the_next(capsys, status):
+    head = AnsweredHead([record(1, "FAILED"), record(2, status), record("2-preflight-abc123", "SUCCEEDED")])
+    assert submitter.choose_submission(head, settings()) == submitter.Choice(f"{PREFIX}-a3", 3, True)
+    assert f"{PREFIX}-a2 ended {status}: starting attempt 3, resuming from the last checkpoint" in capsys.readouterr().out
+
+
+def test_attempts_are_numbers_not_text():
+    head = AnsweredHead([record(9, "FAILED"), record(10, "RUNNING")])
+    assert submitter.attempts_of(head, PREFIX) == {9: head.jobs[0], 10: head.jobs[1]}
+    assert submitter.choose_submission(head, settings(max_attempts=20)).submission_id == f"{PREFIX}-a10"
+
+
+def test_the_last_allowed_attempt_is_reported_not_repeated(capsys):
+    head = AnsweredHead([record(1, "FAILED"), record(2, "FAILED")])
+    assert submitter.choose_submission(head, settings(max_attempts=2)) == submitter.Choice(f"{PREFIX}-a2", 2, False,
+                                                                                           "FAILED")
+    assert f"{PREFIX}-a2 ended FAILED and all 2 attempts are used" in capsys.readouterr().out
+
+
+def test_attempts_lost_with_their_head_count_against_the_limit():
+    assert submitter.choose_submission(AnsweredHead(), settings(), lost={1}) == submitter.Choice(f"{PREFIX}-a2", 2, True)
+    assert submitter.choose_submission(AnsweredHead(), settings(), lost={1, 2, 3}) == submitter.Choice(
+        f"{PREFIX}-a3", 3, False, submitter.LOST)
+    # A head that still knows a lost attempt tells its real status.
+    assert submitter.choose_submission(AnsweredHead([record(2, "RUNNING")]), settings(), lost={2}).status == "RUNNING"
+
+
+def test_kuberays_id_is_reattached_when_the_head_has_it(capsys):
+    head = AnsweredHead([{"submission_id": "rayjob-zzz", "status": "FAILED"}, {"submission_id": "rayjob-abc", "status": "RUNNING"}])
+    assert submitter.given_submission(head, "rayjob-abc") == ("rayjob-abc", False)
+    assert "re-attaching to rayjob-abc (RUNNING)" in capsys.readouterr().out
+    assert submitter.given_submission(head, "rayjob-abcd") == ("rayjob-abcd", True)
+
+
+# Stopping runs.
+
+def test_only_the_releases_active_runs_are_stopped_and_the_kept_run_stays(capsys):
+    head = AnsweredHead([record(1, "RUNNING"), record(1, "PENDING", f"{FAMILY}-1234"), record(2, "SUCCEEDED", f"{FAMILY}-1234"),
+                         record(1, "RUNNING", "other-ppo-job-0af3"), record(3, "RUNNING", f"{FAMILY}-beef"),
+                         {"submission_id": None, "status": "RUNNING"}])
+    submitter.stop_active(head, settings().family_pattern(), "superseded", keep_prefix=f"{FAMILY}-beef")
+    assert head.stopped == [f"{PREFIX}-a1", f"{FAMILY}-1234-a1"]
+    assert f"stopped {PREFIX}-a1 (superseded)" in capsys.readouterr().out
+    submitter.stop_active(head, settings().family_pattern(), "helm uninstall")
+    assert head.stopped[2:] == [f"{PREFIX}-a1", f"{FAMILY}-1234-a1", f"{FAMILY}-beef-a3"]
+
+
+@pytest.mark.parametrize("error, seconds", [
+    (http_error(500), submitter.BUSY_HEAD_SECONDS), (http_error(503), submitter.BUSY_HEAD_SECONDS),
+    (http_error(499), 0), (http_error(404), 0),
+    (urllib.error.URLError(TimeoutError("timed out")), submitter.BUSY_HEAD_SECONDS),
+    (TimeoutError("timed out"), submitter.BUSY_HEAD_SECONDS),
+    (urllib.error.URLError(ConnectionRefusedError(111, "refused")), submitter.UNREACHABLE_HEAD_SECONDS),
+    (ConnectionRefusedError(111, "refused"), submitter.UNREACHABLE_HEAD_SECONDS),
+    (ValueError("bad JSON"), 0),
+])
+def test_a_failed_stop_is_tried_again_as_long_as_its_cause_is_worth(error, seconds):
+    assert submitter._retry_seconds(error) == seconds
+    assert submitter.BUSY_HEAD_SECONDS > submitter.UNREACHABLE_HEAD_SECONDS > 0
+
+
+@contextlib.contextmanager
+def within(seconds: int) -> Iterator[None]:
+    """Fails the block (TimeoutError) if it runs past `seconds`: a retry loop that never gives up."""
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"still running after {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_uninstall_hook_gives_up_at_once_on_an_answer_not_worth_a_retry(capsys):
+    started = time.monotonic()
+    with within(10):
+        assert submitter.stop_release_jobs(AnsweredHead([http_error(404)]), settings()) == 0
+    assert time.monotonic() - started < submitter.STOP_RETRY_SECONDS
+    assert "could not stop the release's Ray jobs (HTTP Error 404: answer); the RayCluster's deletion ends them" in (
+        capsys.readouterr().out)
+
+
+def test_the_uninstall_hook_stops_the_releases_runs():
+    head = AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")])
+    assert submitter.stop_release_jobs(head, settings()) == 0
+    assert head.stopped == [f"{PREFIX}-a1"]
+
+
+# Following a run's status through a silent or new head.
+
+def test_a_new_head_that_does_not_know_the_run_means_the_head_was_lost():
+    with pytest.raises(submitter.HeadLost, match=f"the head does not know {PREFIX}-a1"):
+        submitter.job_status(AnsweredHead(replies=[http_error(404)]), f"{PREFIX}-a1", settings(), [])
+
+
+def test_a_silent_dashboard_is_waited_for_within_its_bound(capsys):
+    silent_since: list[float] = []
+    head = AnsweredHead(replies=[http_error(502), urllib.error.URLError("refused"), {"status": "RUNNING"}])
+    assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) is None
+    assert len(silent_since) == 1
+    assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) is None
+    assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) == {"status": "RUNNING"}
+    assert silent_since == []
+    out = capsys.readouterr().out
+    assert out.count("dashboard not answering") == 1 and "waiting up to 60s for it" in out
+    assert "dashboard answers again after 0s: following j" in out
+
+
+def test_a_dashboard_silent_past_its_bound_means_the_head_was_lost():
+    silent_since = [time.monotonic() - 1.0]
+    with pytest.raises(submitter.HeadLost, match=r"did not answer for 0.5s \(bad JSON\)"):
+        submitter.job_status(AnsweredHead(replies=[ValueError("bad JSON")]), "j", settings(dashboard_timeout_seconds=0.5),
+                             silent_since)
+    silent_since = [time.monotonic()]
+    assert submitter.job_status(AnsweredHead(replies=[ValueError("bad JSON")]), "j",
+                                settings(dashboard_timeout_seconds=30), silent_since) is None
+
+
+# SIGTERM and the pod's Job.
+
+def test_kube_job_url_and_token(monkeypatch, tmp_path):
+    monkeypatch.delenv("VERL_PPO_KUBE_API", raising=False)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "6443")
+    monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
+    kube = submitter.KubeJob("team", "rel-ppo-job-0af3")
+    assert kube.url == "https://10.0.0.1:6443/apis/batch/v1/namespaces/team/jobs/rel-ppo-job-0af3"
+    assert not kube.usable()
+    assert kube.ended_by_user() == (False, "no Kubernetes API token mounted (ppo-job.submitter.stopOnJobDelete is off)")
+    (tmp_path / "token").write_text("t")
+    assert kube.usable()
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    assert not submitter.KubeJob("team", "j").usable()  # no API server known: the url is not https
+
+
+def test_sigterm_under_a_rayjob_or_without_a_token_leaves_the_run(monkeypatch, tmp_path, capsys):
+    head = AnsweredHead([record(1, "RUNNING")])
+    assert submitter.on_terminate(head, None, settings()) == 143
+    assert "KubeRay's RayJob owns the run" in capsys.readouterr().out
+    monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "none"))
+    assert submitter.on_terminate(head, submitter.KubeJob("team", PREFIX), settings()) == 143
+    assert head.stopped == []
+    assert "the Ray job keeps running and the Job's next pod re-attaches" in capsys.readouterr().out
+
+
+def test_a_job_without_a_prefix_or_kuberays_id_is_refused(monkeypatch, tmp_path, capsys):
+    environment(monkeypatch, tmp_path)
+    assert submitter.main([]) == 2
+    assert "VERL_PPO_SUBMISSION_PREFIX is empty" in capsys.readouterr().out
+
+
+def test_sigterm_when_the_job_was_deleted_stops_this_runs_attempts_only(capsys):
+    class DeletedJob(submitter.KubeJob):
+        def ended_by_user(self) -> tuple[bool, str]:
+            return True, "its Job was deleted"
+
+    head = AnsweredHead([record(1, "FAILED"), record(2, "RUNNING"), record(1, "RUNNING", f"{FAMILY}-beef"),
+                         record("2-preflight-abc123", "RUNNING")])
+    assert submitter.on_terminate(head, DeletedJob("team", PREFIX), settings()) == 143
+    assert head.stopped == [f"{PREFIX}-a2"]
+    assert f"terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
+
+
+# Following a run to its end.
+
+def test_the_log_is_drained_after_the_job_ended():
+    """Ray reports the end before the tail has sent the last lines: follow goes on pumping until the tail closes."""
+    tail = ScriptedTail("j", pumps=3)
+    head = AnsweredHead(replies=[{"status": "RUNNING"}, {"status": "SUCCEEDED", "driver_exit_code": 0}])
+    assert submitter.follow(head, tail, settings(dashboard_timeout_seconds=60))["status"] == "SUCCEEDED"
+    assert (tail.pumped, tail.reopened) == (3, 0)
+
+
+def test_a_tail_that_never_closes_is_given_up_after_the_bound(capsys):
+    tail = ScriptedTail("j", pumps=10**9)
+    started = time.monotonic()
+    assert submitter.follow(AnsweredHead(replies=[{"status": "FAILED"}]), tail, settings())["status"] == "FAILED"
+    assert time.monotonic() - started >= 0.05 and tail.pumped >= 1
+    assert "j's log tail did not end within 0.05s" in capsys.readouterr().out
+
+
+def test_a_tail_closed_under_a_running_job_is_reopened_and_a_gone_one_dropped():
+    tail = ScriptedTail("j", pumps=1, gone_at=2)
+    head = AnsweredHead(replies=[{"status": "RUNNING"}, {"status": "RUNNING"}, {"status": "RUNNING"},
+                                 {"status": "STOPPED"}])
+    assert submitter.follow(head, tail, settings(dashboard_timeout_seconds=60))["status"] == "STOPPED"
+    assert tail.dropped == 1 and tail.reopened >= 1
+
+
+def test_a_run_whose_head_is_lost_each_time_ends_after_its_attempts(capsys):
+    head = AnsweredHead(gpus=[4.0], replies=[http_error(404)])
+    assert submitter.run(head, settings()) == 1
+    assert head.submitted == [f"{PREFIX}-a1", f"{PREFIX}-a2", f"{PREFIX}-a3"]
+    assert capsys.readouterr().out.count("waiting for the cluster to be whole again (4 GPUs") == 3
+
+
+def test_under_a_rayjob_a_lost_head_is_left_to_kuberay(capsys):
+    head = AnsweredHead(gpus=[4.0], replies=[http_error(404)])
+    assert submitter.run(head, settings(submission_id="rayjob-abc")) == 1
+    assert head.submitted == ["rayjob-abc"]
+    assert "KubeRay's RayJob retries the run on a new cluster (backoffLimit)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("status, code", [("SUCCEEDED", 0), ("FAILED", 1), ("STOPPED", 1)])
+def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
+    monkeypatch.setattr(submitter, "LogTail", lambda url, submission_id, out: ScriptedTail(submission_id, pumps=1))
+    head = AnsweredHead(gpus=[4.0], replies=[{"status": status, "driver_exit_code": 3, "message": "m"}])
+    assert submitter.run(head, settings()) == code
+    assert head.submitted == [f"{PREFIX}-a1"]
+    assert f"{PREFIX}-a1: status={status} driver_exit_code=3 message='m'" in capsys.readouterr().out
+
+
+# The pod's Job as the Kubernetes API answers (its real answers: tests/test_cluster_submitter.py, tier 6).
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    authorization: str | None
+    body: Any  # the JSON sent, None without a body
+
+
+@contextlib.contextmanager
+def answering(answers: dict[tuple[str, str], tuple[int, Any]], tls_dir: Path | None = None
+              ) -> Iterator[tuple[str, list[Request]]]:
+    """An HTTP (or, with tls_dir, HTTPS: its CA in tls_dir/ca.crt) endpoint giving each (method, path) its
+    (status, JSON) answer; yields its URL and the requests it received."""
+    received: list[Request] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            sent = self.rfile.read(length) if length else b""
+            received.append(Request(self.command, self.path, self.headers.get("Authorization"),
+                                    json.loads(sent) if sent else None))
+            status, reply = answers[(self.command, self.path)]
+            body = b"" if reply is None else json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = answer  # noqa: N815 (the names http.server calls)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls_dir:
+        (tls_dir / "ca.crt").write_bytes(write_webhook_pki(tls_dir, "127.0.0.1"))
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls_dir / "tls.crt", tls_dir / "tls.key")
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"{'https' if tls_dir else 'http'}://127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_jobs_api_client_sends_what_ray_reads():
+    nodes = {"data": {"result": {"result": [{"state": "ALIVE", "resources_total": {"GPU": 2.0}},
+                                            {"resources_total": {"GPU": 1.0, "CPU": 8.0}},
+                                            {"state": "DEAD", "resources_total": {"GPU": 8.0}},
+                                            {"state": "ALIVE", "resources_total": {"CPU": 4.0}}]}}}
+    answers = {("POST", "/api/jobs/"): (200, {"submission_id": "j-a1"}), ("GET", "/api/jobs/"): (200, None),
+               ("POST", "/api/jobs/j-a1/stop"): (200, {"stopped": True}), ("GET", "/api/jobs/j-a1"): (200, {"status": "RUNNING"}),
+               ("GET", "/api/v0/nodes?limit=10000&detail=true"): (200, nodes)}
+    with answering(answers) as (url, received):
+        api = submitter.RayJobsAPI(url)
+        api.submit("j-a1", {"entrypoint": "python3 -m verl.trainer.main_ppo", "runtime_env": {"env_vars": {"A": "1"}},
+                            "metadata": {"release": "r", "attempt": 3}})
+        assert api.list_jobs() == []
+        assert api.job("j-a1") == {"status": "RUNNING"}
+        api.stop("j-a1")
+        assert api.cluster_gpus() == 3.0
+        api.submit("j-a1", {"entrypoint": "true"})
+    assert [(r.method, r.path) for r in received] == [
+        ("POST", "/api/jobs/"), ("GET", "/api/jobs/"), ("GET", "/api/jobs/j-a1"), ("POST", "/api/jobs/j-a1/stop"),
+        ("GET", "/api/v0/nodes?limit=10000&detail=true"), ("POST", "/api/jobs/")]
+    assert received[0].body == {"entrypoint": "python3 -m verl.trainer.main_ppo", "submission_id": "j-a1",
+                                "runtime_env": {"env_vars": {"A": "1"}}, "metadata": {"release": "r", "attempt": "3"}}
+    assert received[-1].body == {"entrypoint": "true", "submission_id": "j-a1", "runtime_env": {}, "metadata": {}}
+    assert [r.body for r in received[1:5]] == [None] * 4
+
+
+@pytest.mark.parametrize("status, job, verdict", [
+    (404, {"kind": "Status", "code": 404}, (True, "its Job was deleted")),
+    (200, {"metadata": {"deletionTimestamp": "2026-12-01T10:00:00Z"}}, (True, "its Job is being deleted")),
+    (200, {"metadata": {}, "spec": {"suspend": True}}, (True, "its Job was suspended")),
+    (200, {"metadata": {}, "spec": {"suspend": False}}, (False, "its Job remains (eviction or node drain)")),
+    (403, {"kind": "Status", "code": 403}, (False, "the Kubernetes API answered 403")),
+])
+def test_the_jobs_state_decides_whether_sigterm_stops_the_run(monkeypatch, tmp_path, status, job, verdict):
+    (tmp_path / "token").write_text("secret-token\n")
+    path = f"/apis/batch/v1/namespaces/team/jobs/{PREFIX}"
+    with answering({("GET", path): (status, job)}, tls_dir=tmp_path) as (url, received):
+        monkeypatch.setenv("VERL_PPO_KUBE_API", url)
+        monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
+        monkeypatch.setenv("VERL_PPO_KUBE_CA_FILE", str(tmp_path / "ca.crt"))
+        assert submitter.KubeJob("team", PREFIX).ended_by_user() == verdict
+    assert received == [Request("GET", path, "Bearer secret-token", None)]
+
+
+def test_a_silent_kubernetes_api_never_stops_the_run(monkeypatch, tmp_path):
+    (tmp_path / "token").write_text("t")
+    monkeypatch.setenv("VERL_PPO_KUBE_API", f"https://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("VERL_PPO_KUBE_TOKEN_FILE", str(tmp_path / "token"))
+    ended, why = submitter.KubeJob("team", PREFIX).ended_by_user()
+    assert not ended and why.startswith("the Kubernetes API did not answer (")
+
+
+def test_check_mode_waits_for_the_gpus_and_submits_nothing(monkeypatch, tmp_path, capsys):
+    environment(monkeypatch, tmp_path, VERL_PPO_POLL_SECONDS="0.01")
+    heads: list[AnsweredHead] = []
+    monkeypatch.setattr(submitter, "RayJobsAPI", lambda url, timeout=30.0: heads.append(AnsweredHead(gpus=[2.0, 4.0]))
+                        or heads[-1])
+    assert submitter.main(["--check"]) == 0
+    assert heads[0].gpus == [4.0] and heads[0].submitted == []
+    assert "cluster ready: 4 GPUs (need 4)" in capsys.readouterr().out
+
+
+def test_stop_mode_stops_the_releases_runs_and_never_fails(monkeypatch, tmp_path):
+    environment(monkeypatch, tmp_path)
+    heads: list[AnsweredHead] = []
+    monkeypatch.setattr(submitter, "RayJobsAPI", lambda url, timeout=30.0: heads.append(
+        AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")])) or heads[-1])
+    assert submitter.main(["--stop"]) == 0
+    assert heads[0].stopped == [f"{PREFIX}-a1"]
