@@ -33,13 +33,14 @@ from tools.localcluster.release import raycluster_ready
 
 RELEASE, NAMESPACE = "faults", "faults"
 MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
-STEPS, STEP_SECONDS, FAULT_AT = 12, 3, 3
+# Steps of a run, and of a run that must outlast a new submitter pod (its start and preflight: half a minute
+# and more on 2 busy cores) after the fault.
+STEPS, LONG_STEPS, STEP_SECONDS, FAULT_AT = 12, 30, 3, 3
 MAX_ATTEMPTS = 3
 STAND_INS = [Path(__file__).resolve().parent / "support" / name for name in ("stand_in_ranks.py", "stand_in_steps.py")]
 VALUES_ARGS = ["-f", str(VALUES),
                # The stand-in lies on the shared volume, on every Ray node's PYTHONPATH (the image has only stand_in).
                "--set", f"raycluster.pythonPath={MOUNT}/standin", "--set", "ppo-job.entrypointModule=stand_in_ranks",
-               "--set-string", f"ppo-job.runtimeEnv.env.STAND_IN_STEPS={STEPS}",
                "--set-string", f"ppo-job.runtimeEnv.env.STAND_IN_STEP_SECONDS={STEP_SECONDS}",
                "--set", f"ppo-job.submitter.maxAttempts={MAX_ATTEMPTS}"]
 RUN_TIMEOUT = 600  # a head replaced and its worker rejoined on 2 busy cores takes minutes
@@ -50,6 +51,7 @@ class Run:
     job: str  # the submitter Job (its name is the prefix of the run's Ray submission ids)
     checkpoints: Path  # the run's checkpoint directory, on this machine
     sets: list[str]  # the upgrade's arguments that made it
+    steps: int
     lost: dict[str, dict] = field(default_factory=dict)  # Ray jobs a replaced head took with it
 
 
@@ -73,7 +75,7 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def release(pod_cluster):
-    with installed(pod_cluster, RELEASE, NAMESPACE, VALUES_ARGS + checkpoint_set("install"),
+    with installed(pod_cluster, RELEASE, NAMESPACE, VALUES_ARGS + run_sets("install", STEPS),
                    before_install=copy_stand_ins) as r:
         yield r
 
@@ -84,14 +86,15 @@ def copy_stand_ins(volume: Path) -> None:
         (volume / "standin" / stand_in.name).write_bytes(stand_in.read_bytes())
 
 
-def checkpoint_set(row: str) -> list[str]:
-    return ["--set", f"ppo-job.trainer.checkpointDir={MOUNT}/checkpoints/{row}"]
+def run_sets(row: str, steps: int) -> list[str]:
+    return ["--set", f"ppo-job.trainer.checkpointDir={MOUNT}/checkpoints/{row}",
+            "--set-string", f"ppo-job.runtimeEnv.env.STAND_IN_STEPS={steps}"]
 
 
-def start_run(release: PodRelease, row: str, *sets: str) -> Run:
+def start_run(release: PodRelease, row: str, steps: int = STEPS) -> Run:
     """A run of its own for the row, past step FAULT_AT."""
     known = {j.metadata.name for j in release.submitter_jobs()}
-    run = Run("", release.volume / "checkpoints" / row, [*checkpoint_set(row), *sets])
+    run = Run("", release.volume / "checkpoints" / row, run_sets(row, steps), steps)
     release.upgrade(*run.sets)
     run.job = release.new_job_after(known)
     wait_for_step(run.checkpoints, FAULT_AT, timeout=300)
@@ -125,15 +128,15 @@ def outcome(release: PodRelease, run: Run) -> Outcome:
     runs = [j for i, j in jobs.items() if re.search(r"-a\d+$", i)]
     pods = release.job_pods(run.job)
     logs = "".join(release.core.read_namespaced_pod_log(p.metadata.name, NAMESPACE) for p in pods)
-    return Outcome(attempts, resumed_from(run.checkpoints), most_at_once(runs), job, pods, logs)
+    return Outcome(attempts, resumed_from(run.checkpoints, run.steps), most_at_once(runs), job, pods, logs)
 
 
-def resumed_from(checkpoints: Path) -> list[int]:
+def resumed_from(checkpoints: Path, steps: int) -> list[int]:
     """Asserts the journal holds each step once, in order, each writer's steps together and every step's
     checkpoint there; returns the step each writer started at."""
     written = read_journal(checkpoints)
-    assert [step for step, _ in written] == list(range(1, STEPS + 1)), written
-    assert all((checkpoints / f"global_step_{step}").is_dir() for step in range(1, STEPS + 1))
+    assert [step for step, _ in written] == list(range(1, steps + 1)), written
+    assert all((checkpoints / f"global_step_{step}").is_dir() for step in range(1, steps + 1))
     starts = [(step, writer) for index, (step, writer) in enumerate(written) if index == 0 or written[index - 1][1] != writer]
     writers = [writer for _, writer in starts]
     assert len(set(writers)) == len(writers), written  # a writer that comes back: two drivers interleaved
@@ -160,7 +163,7 @@ def print_row(result: Outcome, fault: str) -> None:
 def test_a_run_without_faults(release):
     """The baseline: the install's own run, one attempt from step 1."""
     [job] = release.submitter_jobs()
-    run = Run(job.metadata.name, release.volume / "checkpoints" / "install", [])
+    run = Run(job.metadata.name, release.volume / "checkpoints" / "install", [], STEPS)
     result = outcome(release, run)
     assert_succeeded(result, run, attempts=1)
     assert result.resumed_from == [1]
@@ -169,7 +172,7 @@ def test_a_run_without_faults(release):
 
 
 def test_the_submitter_pod_deleted_while_the_ray_job_runs(release):
-    run = start_run(release, "submitter")
+    run = start_run(release, "submitter", LONG_STEPS)
     first = release.job_pods(run.job)[0].metadata.name
     release.core.delete_namespaced_pod(first, NAMESPACE)
     result = outcome(release, run)
@@ -209,10 +212,10 @@ def test_an_upgrade_that_leaves_the_run_alone_during_a_run(release):
 def test_an_upgrade_that_changes_the_run_during_a_run(release):
     """The changed run supersedes the old one (its Ray job STOPPED, its Job gone) and resumes from its
     last checkpoint: the checkpoint directory is the same."""
-    old = start_run(release, "upgrade-changed")
+    old = start_run(release, "upgrade-changed", LONG_STEPS)
     known = {j.metadata.name for j in release.submitter_jobs()}
     release.upgrade(*old.sets, "--set-string", "ppo-job.runtimeEnv.env.STAND_IN_NOTE=changed")
-    run = Run(release.new_job_after(known), old.checkpoints, old.sets)
+    run = Run(release.new_job_after(known), old.checkpoints, old.sets, old.steps)
     result = outcome(release, run)
     assert_succeeded(result, run, attempts=1)
     assert len(result.resumed_from) == 2 and result.resumed_from[1] > FAULT_AT, result.resumed_from
@@ -235,7 +238,7 @@ def assert_failed_then_resumed(result: Outcome, run: Run) -> None:
     assert_succeeded(result, run, attempts=2)
     assert result.attempts[1]["status"] == "FAILED" and result.attempts[1]["driver_exit_code"] == 1, result.attempts[1]
     assert result.resumed_from[1] > FAULT_AT, result.resumed_from
-    assert f"stand-in run: resuming at step {result.resumed_from[1]} of {STEPS}" in result.logs
+    assert f"stand-in run: resuming at step {result.resumed_from[1]} of {run.steps}" in result.logs
     assert f"{run.job}-a1 ended FAILED: starting attempt 2, resuming from the last checkpoint" in result.logs
     assert terminated_exit_code(result.pods[0]) == 1 and len(result.pods) == 2
 

@@ -45,9 +45,10 @@ class PodRelease:
         return sorted(jobs, key=lambda job: job.metadata.creation_timestamp)
 
     def finished_job(self, name: str, timeout: float = 240) -> client.V1Job:
+        """The Job once it is Complete or Failed (a failed pod alone is not the end: the Job may retry it)."""
         def done() -> bool:
-            status = self.batch.read_namespaced_job(name, self.namespace).status
-            return bool(status.succeeded or status.failed)
+            conditions = self.batch.read_namespaced_job(name, self.namespace).status.conditions or []
+            return any(c.type in ("Complete", "Failed") and c.status == "True" for c in conditions)
         processes.wait_for(f"Job {name} finished", done, timeout)
         return self.batch.read_namespaced_job(name, self.namespace)
 
