@@ -123,10 +123,12 @@ def resumed_from(checkpoints: Path, steps: int) -> list[int]:
     return [step for step, _ in starts]
 
 
-def assert_succeeded(result: Outcome, run: Run, attempts: int) -> None:
+def assert_succeeded(result: Outcome, run: Run, attempts: int, writers: int | None = None) -> None:
+    """The run's Job Complete after `attempts` attempts, one at a time; its journal written by `writers` drivers
+    one after another (by default one per attempt; a superseded run's driver adds one)."""
     assert sorted(result.attempts) == list(range(1, attempts + 1)), result.attempts
     assert attempts <= MAX_ATTEMPTS
-    assert len(result.resumed_from) == attempts, result.resumed_from
+    assert len(result.resumed_from) == (writers or attempts), result.resumed_from
     assert result.at_once == 1, result.attempts
     last = f"{run.job}-a{attempts}"
     assert result.attempts[attempts]["status"] == "SUCCEEDED", result.attempts
