@@ -170,7 +170,7 @@ def pace(label: str, stamps: list[float], since: float) -> str:
     (the API's timestamps have whole seconds)."""
     first, last = min(stamps) - since, max(stamps) - since
     rate = (len(stamps) - 1) / (last - first) if last > first else float("inf")
-    return f"{label} {first:.0f}-{last:.0f} s after helm install ({rate:.0f}/s)"
+    return f"{label} {first:.0f}-{last:.0f} s after helm install ({rate:.1f}/s)"
 
 
 def cluster_figures(figures: Figures, values: Path, helm_name: str, work: Path) -> None:
