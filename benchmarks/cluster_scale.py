@@ -34,7 +34,8 @@ from tools.localcluster.release import CHART, RELEASE_LABEL, Helm, prepare, pod_
 
 SHAPE = "h800-80g-x8"
 NAMESPACE = RELEASE = "verl-ppo"
-# What client-go logs when its rate limiter held a request back (the operator's own client).
+# What client-go (v0.35, the operator's) logs at the default verbosity when its rate limiter held a request
+# back over 1 s: at most one line per 10 s, so a count above 0 says the limit bound, 0 that it hardly did.
 THROTTLED = "client-side throttling"
 
 
@@ -197,7 +198,7 @@ def cluster_figures(figures: Figures, values: Path, helm_name: str, work: Path) 
         print(f"all {nodes} Ray pods bound to nodes: {figures.bound_s:.1f}s after helm install")
         print(f"  {pace('created by the operator', list(pods.created.values()), installed_at)}; "
               f"{pace('bound by the scheduler', list(pods.bound.values()), installed_at)}; "
-              f"operator requests held by its client rate limit: "
+              f"operator requests held over 1 s by its client rate limit: "
               f"{cluster.log('kuberay-operator').read_text(errors='replace').count(THROTTLED)} logged")
         print(f"  {request_profile(api)}")
         print(f"  CPU from helm install to bound: {cpu_share(cpu_before, cpu_after, figures.bound_s)}; "
