@@ -5,7 +5,7 @@ PYTHON ?= $(shell python3 -m tools.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -79,6 +79,9 @@ mutate: setup  ## mutation testing (cosmic-ray, chart template mutants): share o
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
 	$(PYTHON) -m benchmarks.submit_overhead
+
+bench-scale: setup  ## seconds from `helm install` to every Ray pod bound on 64, 256 and 1,024 fake 8-GPU nodes, where the time went, `generator render`/`check` seconds and the release's size (heavy)
+	$(PYTHON) -m benchmarks.cluster_scale
 
 bench-logs: setup  ## the submitter's CPU and peak memory following a 1 GB Ray job log, before (whole log per poll) and after (log tail)
 	$(PYTHON) -m benchmarks.log_follow
