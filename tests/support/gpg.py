@@ -4,7 +4,9 @@ files Helm reads (`helm package --sign` takes a secret keyring, `helm verify` a 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +22,10 @@ class SigningKey:
 
 def create_signing_key(work: Path, name: str = KEY_NAME) -> SigningKey:
     """RSA, since Helm's OpenPGP library reads no EdDSA keys; no passphrase, as Helm cannot ask for one here."""
-    home = work / "gnupg"
-    home.mkdir(mode=0o700, parents=True)
+    # GnuPG's home in a short path of its own: its agent's Unix sockets live there, and a socket path holds
+    # at most 107 bytes, which a test's tmp_path under a parallel worker (.../popen-gw1/...) can pass.
+    home = Path(tempfile.mkdtemp(prefix="vp-gnupg-"))
+    work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "GNUPGHOME": str(home)}
 
     def gpg(*args: str) -> bytes:
@@ -36,3 +40,4 @@ def create_signing_key(work: Path, name: str = KEY_NAME) -> SigningKey:
         return key
     finally:  # gpg started an agent for this home: stop it
         subprocess.run(["gpgconf", "--kill", "gpg-agent"], env=env, capture_output=True, timeout=30)
+        shutil.rmtree(home, ignore_errors=True)

@@ -71,6 +71,7 @@ def ray_dir(temp_dir: Path) -> Path:
     with 'Module MetricsHead failed to start'. The files stay in temp_dir, where the tests read them."""
     link = Path(tempfile.gettempdir()) / f"vp-ray-{hashlib.sha1(str(temp_dir).encode()).hexdigest()[:10]}"
     if not link.is_symlink():
+        temp_dir.mkdir(parents=True, exist_ok=True)  # Ray makes a missing temp dir, but not through a dangling link
         link.symlink_to(temp_dir, target_is_directory=True)
     return link
 
