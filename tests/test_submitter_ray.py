@@ -108,7 +108,10 @@ def test_a_changed_run_supersedes_the_old_one(dashboard, tmp_path):
     assert code == 0, output
     assert "stopped up-ppo-job-aaaa-a1 (superseded by up-ppo-job-bbbb)" in output
     assert finish(old)[0] != 0
-    assert [j["status"] for j in jobs(dashboard, "up-ppo-job-aaaa")] == ["STOPPED"]
+    [stopped], [new] = jobs(dashboard, "up-ppo-job-aaaa"), jobs(dashboard, "up-ppo-job-bbbb")
+    assert stopped["status"] == "STOPPED"
+    # The old run had ended, not only been asked to stop, when the new one was submitted.
+    assert stopped["end_time"] <= new["start_time"], (stopped, new)
 
 
 def test_missing_inputs_fail_before_anything_is_submitted(dashboard, tmp_path):

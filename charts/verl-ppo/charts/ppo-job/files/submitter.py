@@ -346,7 +346,9 @@ def follow(api: RayJobsAPI, tail: LogTail, settings: Settings) -> dict[str, Any]
             tail.drop()  # the next status tells whether the head still knows the job
 
 
-def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_prefix: str = "") -> None:
+def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_prefix: str = "") -> list[str]:
+    """Asks the head to stop the active Ray jobs whose ids match; returns their ids."""
+    stopped = []
     for job in api.list_jobs():
         submission_id = job.get("submission_id") or ""
         if keep_prefix and submission_id.startswith(keep_prefix + "-a"):
@@ -354,6 +356,38 @@ def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_pre
         if pattern.match(submission_id) and job.get("status") in ACTIVE:
             api.stop(submission_id)
             log(f"stopped {submission_id} ({reason})")
+            stopped.append(submission_id)
+    return stopped
+
+
+# How long a new run waits for the runs it stopped to end. Ray ends a stopped driver with SIGTERM, then SIGKILL
+# after RAY_JOB_STOP_WAIT_TIME_S (3 s by default); a busy head reports it later.
+STOPPED_END_SECONDS = 120
+
+
+def wait_ended(api: RayJobsAPI, submission_ids: list[str], poll_seconds: float) -> None:
+    """Returns once each of these Ray jobs has ended (a head answering 404 no longer has it); exits 1 after
+    STOPPED_END_SECONDS, submitting nothing: a stopped driver may still be writing a checkpoint."""
+    deadline = time.monotonic() + STOPPED_END_SECONDS
+    pending = list(submission_ids)
+    while True:
+        pending = [i for i in pending if _status_or_gone(api, i) not in TERMINAL | {"GONE"}]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            log(f"{', '.join(pending)} still running {STOPPED_END_SECONDS}s after the stop: not submitting "
+                f"(the Job's next pod tries again)")
+            sys.exit(1)
+        time.sleep(poll_seconds)
+
+
+def _status_or_gone(api: RayJobsAPI, submission_id: str) -> str:
+    try:
+        return api.job(submission_id).get("status", "")
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return "GONE"
+        raise
 
 
 # How long the uninstall hook keeps trying the dashboard (its Job's deadline is 120 s): a run left running
@@ -492,9 +526,11 @@ def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int]) -> Choice:
     if settings.preflight_program:
         preflight(api, settings, choice.submission_id)
     if not settings.submission_id:
-        # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster.
-        stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
-                    keep_prefix=settings.submission_prefix)
+        # A changed spec (helm upgrade) replaces the run: never two runs of one release on its cluster, so the
+        # old run must have ended (not only been asked to stop) before this one is submitted.
+        stopped = stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
+                              keep_prefix=settings.submission_prefix)
+        wait_ended(api, stopped, settings.poll_seconds)
     try:
         api.submit(choice.submission_id, settings.job_spec)
         log(f"submitted {choice.submission_id}")
