@@ -40,6 +40,13 @@ def _one_start_at_a_time() -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _ray_start(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess:
+    """Runs one `ray start` (a head's or a worker's): alone on the machine, its processes before the rest."""
+    with _one_start_at_a_time():
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
+                              preexec_fn=_before_the_rest)
+
+
 def _before_the_rest() -> None:
     """preexec_fn of `ray start`: its processes get the CPU before the suite's other work (root may raise
     priority; others keep theirs). Ray gives a new dashboard a fixed 20 s to register, which a 2-core
@@ -132,9 +139,7 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
             f"--metrics-export-port={metrics_port or free_port()}", *extra_args,
         ]
         try:
-            with _one_start_at_a_time():
-                started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
-                                         preexec_fn=_before_the_rest)
+            started = _ray_start(command, env)
             failure = "" if started.returncode == 0 else started.stdout[-3000:] + started.stderr[-3000:]
         except subprocess.TimeoutExpired:
             failure = "ray start did not return within 120 s"
@@ -142,6 +147,7 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
             break
         stop_head(temp_dir, gcs_port)  # what a failed start left running
         if attempt == START_ATTEMPTS:
+            ray_dir(temp_dir).unlink()
             raise RuntimeError(f"ray start failed {attempt} times; last output:\n{failure}")
     url = f"http://127.0.0.1:{dashboard}"
     try:
@@ -169,9 +175,7 @@ def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
         f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}",
     ]
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    with _one_start_at_a_time():
-        started = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120,
-                                 preexec_fn=_before_the_rest)
+    started = _ray_start(command, env)
     if started.returncode != 0:
         raise RuntimeError(f"ray start (worker) failed:\n{started.stdout[-3000:]}{started.stderr[-3000:]}")
 

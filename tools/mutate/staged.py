@@ -49,9 +49,7 @@ def enclosing_function(source: str, line: int) -> str | None:
         for child in ast.iter_child_nodes(node):
             if not (child.lineno <= line <= child.end_lineno if hasattr(child, "end_lineno") else False):
                 continue
-            if isinstance(child, ast.ClassDef):
-                return visit(child, f"{owner}{child.name}.") or f"{owner}{child.name}"
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 return visit(child, f"{owner}{child.name}.") or f"{owner}{child.name}"
         return None
     return visit(ast.parse(source), "")
