@@ -87,14 +87,8 @@ debs_ready() { [ "$(cat "$cache/realnode/debs/PINNED" 2>/dev/null)" = "$REALNODE
 unpack_debs() {
   local dest="$cache/realnode/debs" tmp
   tmp=$(mktemp -d)
-  chown _apt "$tmp" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
   # shellcheck disable=SC2086  # one word per package
-  if ! (cd "$tmp" && apt-get download -qq $REALNODE_DEBS); then
-    apt-get update -q >/dev/null
-    # shellcheck disable=SC2086
-    (cd "$tmp" && apt-get download -qq $REALNODE_DEBS) ||
-      { echo "build-localcluster: Debian no longer serves one of REALNODE_DEBS: pin the versions apt-cache policy lists in tools/versions.env" >&2; exit 1; }
-  fi
+  debian_download "$tmp" $REALNODE_DEBS
   rm -rf "$dest"
   mkdir -p "$dest/sbin"
   for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$dest/root"; done

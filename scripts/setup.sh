@@ -146,6 +146,26 @@ prometheus_build() {
   echo "$release" > "$prometheus/VERSION"
 }
 
+# Redis from Debian's packages, unpacked into the cache (PINNED says which): the external GCS store of
+# KubeRay's GCS fault tolerance in test tier 7 (bin/redis-server runs with the unpacked lib/).
+redis="$cache/redis"
+redis_ready() { [ "$(cat "$redis/PINNED" 2>/dev/null)" = "$REDIS_DEBS" ] && [ -x "$redis/bin/redis-server" ]; }
+redis_build() {
+  local tmp
+  tmp=$(mktemp -d)
+  # shellcheck disable=SC2086  # one word per package
+  debian_download "$tmp" $REDIS_DEBS
+  for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$tmp/root"; done
+  rm -rf "$redis"
+  mkdir -p "$redis/bin" "$redis/lib"
+  cp -a "$tmp/root/usr/lib/x86_64-linux-gnu/." "$redis/lib/"
+  install -m 0755 "$tmp/root/usr/bin/redis-check-rdb" "$redis/bin/redis-server"  # Debian's redis-server links to it
+  install -m 0755 "$tmp/root/usr/bin/redis-cli" "$redis/bin/"
+  LD_LIBRARY_PATH="$redis/lib" "$redis/bin/redis-server" --version
+  echo "$REDIS_DEBS" > "$redis/PINNED"
+  rm -rf "$tmp"
+}
+
 # checkov (the chart's security scan in the tests) in a virtual environment of its own: it pins packaging and
 # networkx below what the project's packages use, so it stays out of the project's interpreter. The project
 # venv's pip installs into it (`pip --python`), so it needs no pip or ensurepip of its own.
@@ -163,6 +183,7 @@ add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of $VERL_VERSIONS" verl_config_ready verl_config_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build
+add_step redis "redis-server ${REDIS_DEBS%% *} (Debian, unpacked)" redis_ready redis_build
 add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build
 # The local cluster of test tier 6 and `make demo`; the registry and chart-testing of the release tests.
 # shellcheck source=build-localcluster.sh

@@ -73,3 +73,16 @@ run_steps() {
     printf 'setup [%d/%d] %s: built in %s\n' "$k" "$total" "$label" "$(format_seconds "$elapsed")"
   done
 }
+
+# Downloads Debian packages (name=version words) into DIR, refreshing apt's lists once if a pin is not
+# found; stops setup naming the pins when Debian no longer serves one.
+debian_download() {  # debian_download DIR PACKAGE=VERSION...
+  local dir=$1
+  shift
+  chown _apt "$dir" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
+  if ! (cd "$dir" && apt-get download -qq "$@"); then
+    apt-get update -q >/dev/null
+    (cd "$dir" && apt-get download -qq "$@") ||
+      { echo "setup: Debian no longer serves one of $*: pin the versions apt-cache policy lists in tools/versions.env" >&2; exit 1; }
+  fi
+}

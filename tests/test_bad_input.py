@@ -324,6 +324,18 @@ CASES = [
         "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
     Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
          "raycluster.queue.workloadPriorityClass"),
+    Case("gcs-fault-tolerance-without-redis", ray(gcsFaultTolerance={"enabled": True}),
+         "raycluster.gcsFaultTolerance.redisAddress"),
+    Case("redis-password-on-the-ray-start-line", ray(head={"rayStartParams": {"redis-password": "hunter2"}}),
+         "raycluster.head.rayStartParams.redis-password", value="<hidden>", mentions=["passwordSecret"]),
+    Case("gcs-redis-address-with-credentials",
+         ray(gcsFaultTolerance={"enabled": True, "redisAddress": "redis://admin:hunter2@redis:6379"}),
+         "raycluster.gcsFaultTolerance.redisAddress"),
+    Case("gcs-redis-address-without-port", ray(gcsFaultTolerance={"enabled": True, "redisAddress": "redis.infra"}),
+         "raycluster.gcsFaultTolerance.redisAddress"),
+    Case("gcs-redis-password-secret-upper-case",
+         ray(gcsFaultTolerance={"passwordSecret": {"secretName": "Redis_Auth"}}),
+         "raycluster.gcsFaultTolerance.passwordSecret.secretName"),
 ]
 
 
@@ -339,6 +351,8 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    Accepted("gcs-fault-tolerance-rediss-ipv6", ray(gcsFaultTolerance={
+        "enabled": True, "redisAddress": "rediss://[fd00::6379]:6380", "externalStorageNamespace": "team-a.run_1"})),
     Accepted("ray-start-value-with-shell-syntax", ray(head={"rayStartParams": {"num-cpus": "8; touch /tmp/x"}})),
     Accepted("ray-start-value-with-quote", ray(worker={"rayStartParams": {"node-name": "it's"}})),
     Accepted("ray-start-value-large-number", ray(head={"rayStartParams": {"object-store-memory": 100000000000}})),
@@ -394,7 +408,8 @@ SCHEMA_CASES = {
     "toleration-operator-exist", "toleration-effect-unknown", "toleration-unknown-field",
     "scrape-interval-with-space", "submitter-cpu-not-a-quantity", "submitter-resources-misspelled",
     "prepare-memory-not-a-quantity", "tensorboard-cpu-zero", "storage-size-with-space", "prepare-endpoint-with-space",
-    "mount-path-with-newline", "mount-path-with-space", "rdma-count-zero",
+    "mount-path-with-newline", "mount-path-with-space", "rdma-count-zero", "gcs-redis-address-with-credentials",
+    "gcs-redis-address-without-port", "gcs-redis-password-secret-upper-case",
 }
 CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
 

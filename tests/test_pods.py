@@ -10,7 +10,6 @@ The tests share one release and run in file order: a later one starts from what 
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 import time
 import urllib.request
@@ -22,13 +21,14 @@ from kubernetes import client
 
 from support import dashboards
 from support.prometheus import prometheus_with_config
+from support.podrelease import PodRelease, installed
 from support.realnode import GPUS, VALUES, connects, python_in, ray_jobs
 from tools.localcluster import processes
 from tools.localcluster.monitoring import MONITORING, create_prometheus, delete_prometheus, generated_config, \
     start_prometheus_operator
 from tools.localcluster.pods import containers_ready, run_in, terminated_exit_code
 from tools.localcluster.realnode import NAME as NODE
-from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready, rayclusters
+from tools.localcluster.release import CHART, raycluster_ready, rayclusters
 from tools.localcluster.runtime import IMAGE_BASE_NAMES
 from support.tools import ROOT
 
@@ -37,75 +37,10 @@ MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
 HEAD_PORTS = [8265, 10001, 6379]  # dashboard, Ray client, GCS
 
 
-class Release:
-    def __init__(self, pod_cluster):
-        self.cluster, self.api, self.helm = pod_cluster.cluster, pod_cluster.api, pod_cluster.helm()
-        self.core, self.batch = client.CoreV1Api(self.api), client.BatchV1Api(self.api)
-
-    def upgrade(self, *sets: str) -> None:
-        self.helm.run("upgrade", RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(VALUES), *sets)
-
-    def pod(self, node_type: str) -> client.V1Pod:
-        pods = [p for p in ray_pods(self.api, NAMESPACE, RELEASE) if p.metadata.labels["ray.io/node-type"] == node_type]
-        assert len(pods) == 1, [p.metadata.name for p in pods]
-        return pods[0]
-
-    @property
-    def head(self) -> str:
-        return self.pod("head").metadata.name
-
-    @property
-    def worker(self) -> str:
-        return self.pod("worker").metadata.name
-
-    def submitter_jobs(self) -> list[client.V1Job]:
-        jobs = self.batch.list_namespaced_job(NAMESPACE, label_selector="app.kubernetes.io/component=ppo-job").items
-        return sorted(jobs, key=lambda job: job.metadata.creation_timestamp)
-
-    def finished_job(self, name: str, timeout: float = 240) -> client.V1Job:
-        def done() -> bool:
-            status = self.batch.read_namespaced_job(name, NAMESPACE).status
-            return bool(status.succeeded or status.failed)
-        processes.wait_for(f"Job {name} finished", done, timeout)
-        return self.batch.read_namespaced_job(name, NAMESPACE)
-
-    def job_pod(self, name: str) -> client.V1Pod:
-        return self.core.list_namespaced_pod(NAMESPACE, label_selector=f"batch.kubernetes.io/job-name={name}").items[0]
-
-    def wait_ray_job(self, submission_id: str, statuses: set[str], timeout: float = 120) -> dict:
-        processes.wait_for(f"Ray job {submission_id} {statuses}",
-                           lambda: ray_jobs(self.api, NAMESPACE, self.head).get(submission_id, {}).get("status") in statuses,
-                           timeout, interval=1)
-        return ray_jobs(self.api, NAMESPACE, self.head)[submission_id]
-
-    def new_job_after(self, known: set[str]) -> str:
-        processes.wait_for("a new submitter Job", lambda: {j.metadata.name for j in self.submitter_jobs()} - known, 60)
-        return next(j.metadata.name for j in self.submitter_jobs() if j.metadata.name not in known)
-
-
 @pytest.fixture(scope="module")
 def release(pod_cluster):
-    r = Release(pod_cluster)
-    values_args = ["-f", str(VALUES)]
-    prepare(r.api, r.helm, RELEASE, NAMESPACE, values_args)
-    volume = plant_inputs(r.helm, RELEASE, NAMESPACE, values_args)
-    started = time.monotonic()
-    r.helm.run("install", RELEASE, str(CHART), "--namespace", NAMESPACE, *values_args)
-    processes.wait_for("RayCluster ready with real pods", lambda: raycluster_ready(r.api, NAMESPACE), 600, interval=2)
-    print(f"\ntier 7: RayCluster ready {time.monotonic() - started:.0f}s after helm install")
-    yield r
-    r.helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--no-hooks", check=False)
-    for namespace in (NAMESPACE, OUTSIDER):
-        try:
-            r.core.delete_namespace(namespace)
-        except client.ApiException:
-            pass
-    processes.wait_for("pods deleted", lambda: not r.core.list_namespaced_pod(NAMESPACE).items
-                       and not r.core.list_namespaced_pod(OUTSIDER).items, 180)
-    for pv in r.core.list_persistent_volume().items:
-        if pv.spec.claim_ref and pv.spec.claim_ref.namespace == NAMESPACE:
-            r.core.delete_persistent_volume(pv.metadata.name)
-    shutil.rmtree(volume, ignore_errors=True)
+    with installed(pod_cluster, RELEASE, NAMESPACE, ["-f", str(VALUES)], also_remove=(OUTSIDER,)) as r:
+        yield r
 
 
 def test_the_values_name_the_image_the_node_imported():
@@ -182,7 +117,7 @@ def test_the_shared_volume_shows_the_same_files_on_both_nodes(release):
 PREFLIGHT = CHART / "charts" / "ppo-job" / "files" / "preflight.py"
 
 
-def set_worker_shared_volume(release: Release, volume: dict) -> None:
+def set_worker_shared_volume(release: PodRelease, volume: dict) -> None:
     """Gives the worker group another shared-data volume and replaces the worker pod (KubeRay makes the new one)."""
     custom = client.CustomObjectsApi(release.api)
     cluster = release.pod("head").metadata.labels["ray.io/cluster"]

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from support.rayhead import dashboard_pid, free_port, join_worker, ray_head, stop_head
+from support.stand_in_steps import read_journal as journal, wait_for_step
 from support.submitter_run import GPUS, finish, jobs, start_submitter, stop, wait_for_status
 
 STAND_IN_STEPS = Path(__file__).resolve().parent / "support" / "stand_in_steps.py"
@@ -26,22 +27,6 @@ def steps_driver(tmp_path: Path, steps: int, pace: float) -> tuple[Path, Path]:
     driver.write_text(f"import runpy, sys\nsys.argv = ['', {str(checkpoints)!r}, '{steps}', '{pace}']\n"
                       f"runpy.run_path({str(STAND_IN_STEPS)!r}, run_name='__main__')\n")
     return driver, checkpoints
-
-
-def journal(checkpoints: Path) -> list[tuple[int, int]]:
-    """(step, pid of the writer) for every checkpoint written, in order."""
-    path = checkpoints / "journal"
-    lines = path.read_text().split() if path.exists() else []
-    return [(int(step), int(pid)) for step, pid in zip(lines[::2], lines[1::2])]
-
-
-def wait_for_step(checkpoints: Path, step: int, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(number >= step for number, _ in journal(checkpoints)):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no checkpoint {step} within {timeout}s: {journal(checkpoints)}")
 
 
 def test_head_lost_mid_run_starts_the_next_attempt_from_the_last_checkpoint(tmp_path, tmp_path_factory):

@@ -40,6 +40,13 @@ def prometheus_binaries() -> dict[str, Path]:
     return {name: prometheus_dir() / name for name in ("prometheus", "promtool")}
 
 
+def redis_dir() -> Path | None:
+    """Debian's Redis as scripts/setup.sh unpacked it (bin/redis-server, lib/), None unless of the pinned packages."""
+    base = cache_dir() / "redis"
+    pinned = base / "PINNED"
+    return base if pinned.exists() and pinned.read_text().strip() == versions()["REDIS_DEBS"] else None
+
+
 def checkov_binary() -> Path:
     """checkov of the pinned version, in the virtual environment scripts/setup.sh makes for it."""
     return cache_dir() / "venv" / f"checkov-{versions()['CHECKOV_VERSION']}" / "bin" / "checkov"

@@ -91,6 +91,13 @@ class LocalCluster:
     def stop(self) -> list[str]:
         return stop_cluster(self.state)
 
+    def restart_apiserver(self, down_seconds: float) -> float:
+        """Stops the kube-apiserver, starts it again after down_seconds; the seconds until it was ready again."""
+        processes.restart(self.state, "kube-apiserver", down_seconds)
+        return processes.wait_for("kube-apiserver after its restart",
+                                  lambda: _get(f"{self.apiserver_url}/readyz", self.pki_dir), 180,
+                                  self.log("kube-apiserver"))
+
     def _start_etcd_and_apiserver(self) -> None:
         etcd_port, peer_port, api_port = processes.free_port(), processes.free_port(), processes.free_port()
         etcd_url, peer_url = f"http://127.0.0.1:{etcd_port}", f"http://127.0.0.1:{peer_port}"

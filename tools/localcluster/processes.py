@@ -139,6 +139,18 @@ def stop_one(state: Path, name: str) -> None:
     pid_file.unlink()
 
 
+def restart(state: Path, name: str, down_seconds: float = 0.0) -> subprocess.Popen:
+    """Stops the process started as name and, down_seconds later, starts its command line again (the same
+    flags and ports; the environment is this process's, as at the first start)."""
+    pid = _recorded(state / "pids" / name)
+    if pid is None:
+        raise RuntimeError(f"{name} is not running under {state}")
+    command = [word.decode() for word in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]]
+    stop_one(state, name)
+    time.sleep(down_seconds)
+    return start(state, name, command)
+
+
 def running(state: Path) -> dict[str, bool]:
     pid_dir = state / "pids"
     if not pid_dir.is_dir():

@@ -13,6 +13,7 @@ rayVersion: {{ . | quote }}
 {{- if $autoscaling.enabled }}
 enableInTreeAutoscaling: true
 {{- end }}
+{{- include "raycluster.gcsFaultTolerance" .Values.gcsFaultTolerance }}
 headGroupSpec:
   serviceType: {{ .Values.head.serviceType }}
   {{- /* Keys are option names (the schema); each value is one shell word of KubeRay's `ray start` line (verl-ppo.shellWord). */}}
@@ -39,6 +40,24 @@ workerGroupSpecs:
       {{- end }}
     template:
       {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "worker" "node" .Values.worker "gpus" $gpusPerNode) | nindent 6 }}
+{{- end -}}
+
+{{/* KubeRay's gcsFaultToleranceOptions: the GCS in an external Redis, its password only from a Secret. */}}
+{{- define "raycluster.gcsFaultTolerance" -}}
+{{- if .enabled }}
+gcsFaultToleranceOptions:
+  redisAddress: {{ .redisAddress | quote }}
+  {{- with .passwordSecret.secretName }}
+  redisPassword:
+    valueFrom:
+      secretKeyRef:
+        name: {{ . | quote }}
+        key: {{ $.passwordSecret.key | quote }}
+  {{- end }}
+  {{- with .externalStorageNamespace }}
+  externalStorageNamespace: {{ . | quote }}
+  {{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* Queue labels of the object Kueue or Volcano schedules (the RayCluster, or the RayJob in RayJob mode). */}}

@@ -6,6 +6,7 @@
 {{- include "raycluster.rules.observability" . -}}
 {{- include "raycluster.rules.env" . -}}
 {{- include "raycluster.rules.queue" . -}}
+{{- include "raycluster.rules.gcsFaultTolerance" . -}}
 {{- range $name, $value := .Values.nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%snccl.%s" $.prefix $name) "value" $value "problem" "is not an NCCL_* variable" "fix" (printf "put other variables in %senv" $.prefix)) -}}
@@ -149,4 +150,18 @@
 {{- end -}}
 {{- end -}}
 {{- $total -}}
+{{- end -}}
+
+{{/* GCS fault tolerance needs its Redis, and the Redis password comes only from a Secret (never the ray start line). */}}
+{{- define "raycluster.rules.gcsFaultTolerance" -}}
+{{- $p := .prefix -}}
+{{- $ft := .Values.gcsFaultTolerance -}}
+{{- if and $ft.enabled (not $ft.redisAddress) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sgcsFaultTolerance.redisAddress" $p) "value" "" "problem" "is empty: GCS fault tolerance keeps the cluster's state in an external Redis" "fix" (printf "--set %sgcsFaultTolerance.redisAddress=<host:port of your Redis>, or --set %sgcsFaultTolerance.enabled=false" $p $p)) -}}
+{{- end -}}
+{{- range $role := list "head" "worker" -}}
+{{- if hasKey ((get $.Values $role).rayStartParams | default dict) "redis-password" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s.rayStartParams.redis-password" $p $role) "value" "<hidden>" "problem" "puts the Redis password on the ray start line, in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=password=...; then --set %sgcsFaultTolerance.passwordSecret.secretName=<name> and remove %s%s.rayStartParams.redis-password" $p $p $role)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

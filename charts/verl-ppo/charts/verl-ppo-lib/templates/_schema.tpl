@@ -946,6 +946,37 @@
       }
      }
     },
+    "gcsFaultTolerance": {
+     "type": "object",
+     "additionalProperties": false,
+     "properties": {
+      "enabled": {
+       "type": "boolean"
+      },
+      "redisAddress": {
+       "x-fix": "use host:port or a redis:// or rediss:// URL without credentials, e.g. redis.ray-infra:6379 (the password goes in passwordSecret)",
+       "type": "string",
+       "pattern": "^((rediss?://)?([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*|\\[[0-9a-fA-F:.]+\\]):[0-9]{1,5})?$"
+      },
+      "passwordSecret": {
+       "type": "object",
+       "additionalProperties": false,
+       "properties": {
+        "secretName": {
+         "$ref": "#/definitions/optionalObjectName"
+        },
+        "key": {
+         "$ref": "#/definitions/secretKey"
+        }
+       }
+      },
+      "externalStorageNamespace": {
+       "x-fix": "use letters, digits, '-', '_' and '.' only, or \"\" for KubeRay's default (the RayCluster's UID)",
+       "type": "string",
+       "pattern": "^[-._a-zA-Z0-9]*$"
+      }
+     }
+    },
     "networkPolicy": {
      "type": "object",
      "additionalProperties": false,

@@ -1,0 +1,109 @@
+"""A release of the chart on the real node's cluster (tier 7): installed into a namespace of its own,
+asked for its pods, Jobs and Ray jobs, and removed with everything it left (namespaces, volumes)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from kubernetes import client
+
+from support.realnode import PodCluster, ray_jobs
+from tools.localcluster import processes
+from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready
+
+
+class PodRelease:
+    def __init__(self, pod_cluster: PodCluster, name: str, namespace: str, values_args: list[str]) -> None:
+        self.cluster, self.api, self.helm = pod_cluster.cluster, pod_cluster.api, pod_cluster.helm()
+        self.name, self.namespace, self.values_args = name, namespace, values_args
+        self.core, self.batch = client.CoreV1Api(self.api), client.BatchV1Api(self.api)
+        self.volume = Path()  # the directory behind the release's claim on this machine, once installed
+
+    def upgrade(self, *sets: str) -> None:
+        self.helm.run("upgrade", self.name, str(CHART), "--namespace", self.namespace, *self.values_args, *sets)
+
+    def pod(self, node_type: str) -> client.V1Pod:
+        pods = [p for p in ray_pods(self.api, self.namespace, self.name) if p.metadata.labels["ray.io/node-type"] == node_type
+                and not p.metadata.deletion_timestamp]
+        assert len(pods) == 1, [p.metadata.name for p in pods]
+        return pods[0]
+
+    @property
+    def head(self) -> str:
+        return self.pod("head").metadata.name
+
+    @property
+    def worker(self) -> str:
+        return self.pod("worker").metadata.name
+
+    def submitter_jobs(self) -> list[client.V1Job]:
+        jobs = self.batch.list_namespaced_job(self.namespace, label_selector="app.kubernetes.io/component=ppo-job").items
+        return sorted(jobs, key=lambda job: job.metadata.creation_timestamp)
+
+    def finished_job(self, name: str, timeout: float = 240) -> client.V1Job:
+        """The Job once it is Complete or Failed (a failed pod alone is not the end: the Job may retry it)."""
+        def done() -> bool:
+            conditions = self.batch.read_namespaced_job(name, self.namespace).status.conditions or []
+            return any(c.type in ("Complete", "Failed") and c.status == "True" for c in conditions)
+        processes.wait_for(f"Job {name} finished", done, timeout)
+        return self.batch.read_namespaced_job(name, self.namespace)
+
+    def job_pods(self, name: str) -> list[client.V1Pod]:
+        """The Job's pods, oldest first."""
+        pods = self.core.list_namespaced_pod(self.namespace, label_selector=f"batch.kubernetes.io/job-name={name}").items
+        return sorted(pods, key=lambda pod: pod.metadata.creation_timestamp)
+
+    def job_pod(self, name: str) -> client.V1Pod:
+        return self.job_pods(name)[0]
+
+    def ray_jobs(self) -> dict[str, dict]:
+        return ray_jobs(self.api, self.namespace, self.head)
+
+    def wait_ray_job(self, submission_id: str, statuses: set[str], timeout: float = 120) -> dict:
+        processes.wait_for(f"Ray job {submission_id} {statuses}",
+                           lambda: self.ray_jobs().get(submission_id, {}).get("status") in statuses, timeout, interval=1)
+        return self.ray_jobs()[submission_id]
+
+    def new_job_after(self, known: set[str]) -> str:
+        processes.wait_for("a new submitter Job", lambda: {j.metadata.name for j in self.submitter_jobs()} - known, 60)
+        return next(j.metadata.name for j in self.submitter_jobs() if j.metadata.name not in known)
+
+
+@contextmanager
+def installed(pod_cluster: PodCluster, name: str, namespace: str, values_args: list[str],
+              also_remove: tuple[str, ...] = (),
+              before_install: Callable[[Path], None] = lambda volume: None) -> Iterator[PodRelease]:
+    """The release installed (before_install given the directory behind its claim first) and its RayCluster
+    ready; afterwards uninstalled (no hooks) and its namespace, those in also_remove, its volume and that
+    directory gone."""
+    release = PodRelease(pod_cluster, name, namespace, values_args)
+    prepare(release.api, release.helm, name, namespace, values_args)
+    volume = release.volume = plant_inputs(release.helm, name, namespace, values_args)
+    try:
+        before_install(volume)
+        started = time.monotonic()
+        release.helm.run("install", name, str(CHART), "--namespace", namespace, *values_args)
+        processes.wait_for("RayCluster ready with real pods", lambda: raycluster_ready(release.api, namespace), 600,
+                           interval=2)
+        print(f"\ntier 7: RayCluster of {name} ready {time.monotonic() - started:.0f}s after helm install")
+        yield release
+    finally:
+        remove(release, (namespace, *also_remove), volume)
+
+
+def remove(release: PodRelease, namespaces: tuple[str, ...], volume: Path) -> None:
+    release.helm.run("uninstall", release.name, "--namespace", release.namespace, "--no-hooks", check=False)
+    for namespace in namespaces:
+        try:
+            release.core.delete_namespace(namespace)
+        except client.ApiException:
+            pass
+    processes.wait_for("pods deleted", lambda: not any(release.core.list_namespaced_pod(n).items for n in namespaces), 180)
+    for pv in release.core.list_persistent_volume().items:
+        if pv.spec.claim_ref and pv.spec.claim_ref.namespace == release.namespace:
+            release.core.delete_persistent_volume(pv.metadata.name)
+    shutil.rmtree(volume, ignore_errors=True)

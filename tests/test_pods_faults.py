@@ -1,0 +1,168 @@
+"""Tier 7: the fault matrix on real pods. One release on the real node runs the checkpointing stand-in
+(support/stand_in_ranks.py: like veRL it holds a rank with the GPUs of every Ray node and checkpoints to
+trainer.default_local_dir on the shared volume, a step at a time); each test starts a run of its own (an
+upgrade to a checkpoint directory of its own: a new submitter Job), strikes it after step FAULT_AT, and
+measures what the README's fault matrix reports:
+- runs at once: the most Ray job attempts of the release running at one moment (their start and end times
+  on the head; an attempt lost with its head ends when the head went), never more than one;
+- resumed from: the step each attempt started at (its first step in the run's journal, where every
+  checkpoint is written once with the pod and pid of its writer: a lost step, one written twice, or two
+  writers interleaved show there);
+- attempts against ppo-job.submitter.maxAttempts, and the Job's final status and the submitter's verdict.
+
+`helm uninstall` during a run is test_pods.py's (the pre-delete hook stops it: STOPPED); the dashboard silent
+for a minute is tier 4's (test_submitter_faults.py). The tests run in file order on one release."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from kubernetes import client
+
+from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, Outcome, Run, assert_succeeded, \
+    copy_stand_ins, head_lost, outcome, print_row, run_sets, start_run
+from support.podrelease import PodRelease, installed
+from tools.localcluster import processes
+from tools.localcluster.pods import terminated_exit_code
+from tools.localcluster.realnode import NAME as NODE
+from tools.localcluster.release import raycluster_ready
+
+RELEASE, NAMESPACE = "faults", "faults"
+
+
+@pytest.fixture(scope="module")
+def release(pod_cluster):
+    with installed(pod_cluster, RELEASE, NAMESPACE, STAND_IN_VALUES + run_sets("install", STEPS),
+                   before_install=copy_stand_ins) as r:
+        yield r
+
+
+def test_a_run_without_faults(release):
+    """The baseline: the install's own run, one attempt from step 1."""
+    [job] = release.submitter_jobs()
+    run = Run(job.metadata.name, release.volume / "checkpoints" / "install", [], STEPS)
+    result = outcome(release, run)
+    assert_succeeded(result, run, attempts=1)
+    assert result.resumed_from == [1]
+    assert "stand-in run: 2 ranks placed" in result.logs
+    print_row(result, "none")
+
+
+def test_the_submitter_pod_deleted_while_the_ray_job_runs(release):
+    run = start_run(release, "submitter", LONG_STEPS)
+    first = release.job_pods(run.job)[0].metadata.name
+    release.core.delete_namespaced_pod(first, NAMESPACE)
+    result = outcome(release, run)
+    assert_succeeded(result, run, attempts=1)
+    assert result.resumed_from == [1]
+    # The deleted pod (and its log) is gone; its replacement re-attached to the run, still going or done.
+    assert [p.metadata.name for p in result.pods] != [first] and len(result.pods) == 1, result.pods
+    assert re.search(rf"re-attaching to {run.job}-a1 \((RUNNING|SUCCEEDED)\)", result.logs), result.logs
+    print_row(result, "submitter pod deleted")
+
+
+def test_the_apiserver_restarted_mid_run(release):
+    run = start_run(release, "apiserver")
+    pods = {p.metadata.name: p.status.container_statuses[0].restart_count for p in (release.pod("head"), release.pod("worker"))}
+    ready_after = release.cluster.restart_apiserver(down_seconds=15)
+    print(f"\nkube-apiserver ready {ready_after:.1f}s after its start (15 s down)")
+    result = outcome(release, run)
+    assert_succeeded(result, run, attempts=1)
+    assert result.resumed_from == [1] and len(result.pods) == 1
+    # Nothing was replaced or restarted while the API was away.
+    assert {p.metadata.name: p.status.container_statuses[0].restart_count
+            for p in (release.pod("head"), release.pod("worker"))} == pods
+    print_row(result, "kube-apiserver restarted (15 s down)")
+
+
+def test_an_upgrade_that_leaves_the_run_alone_during_a_run(release):
+    run = start_run(release, "upgrade-same")
+    jobs = [j.metadata.name for j in release.submitter_jobs()]
+    release.upgrade(*run.sets, "--set", "observability.podMonitor.interval=15s")
+    result = outcome(release, run)
+    assert [j.metadata.name for j in release.submitter_jobs()] == jobs
+    assert_succeeded(result, run, attempts=1)
+    assert result.resumed_from == [1] and len(result.pods) == 1
+    print_row(result, "`helm upgrade` leaving the run alone")
+
+
+def test_an_upgrade_that_changes_the_run_during_a_run(release):
+    """The changed run supersedes the old one (its Ray job STOPPED, its Job gone) and resumes from its
+    last checkpoint: the checkpoint directory is the same."""
+    old = start_run(release, "upgrade-changed", LONG_STEPS)
+    known = {j.metadata.name for j in release.submitter_jobs()}
+    release.upgrade(*old.sets, "--set-string", "ppo-job.runtimeEnv.env.STAND_IN_NOTE=changed")
+    run = Run(release.new_job_after(known), old.checkpoints, old.sets, old.steps)
+    result = outcome(release, run)
+    assert_succeeded(result, run, attempts=1, writers=2)
+    assert result.resumed_from[1] > FAULT_AT, result.resumed_from
+    assert old.job not in {j.metadata.name for j in release.submitter_jobs()}
+    assert release.ray_jobs()[f"{old.job}-a1"]["status"] == "STOPPED"
+    print_row(result, "`helm upgrade` changing the run")
+
+
+def test_the_worker_pod_deleted(release):
+    """The stand-in, like veRL, loses a rank: attempt 1 fails; the Job's next pod waits for the GPUs
+    (KubeRay's new worker) and resumes."""
+    run = start_run(release, "worker")
+    release.core.delete_namespaced_pod(release.worker, NAMESPACE)
+    result = outcome(release, run)
+    assert_failed_then_resumed(result, run)
+    print_row(result, "worker pod deleted")
+
+
+def assert_failed_then_resumed(result: Outcome, run: Run) -> None:
+    assert_succeeded(result, run, attempts=2)
+    assert result.attempts[1]["status"] == "FAILED" and result.attempts[1]["driver_exit_code"] == 1, result.attempts[1]
+    assert result.resumed_from[1] > FAULT_AT, result.resumed_from
+    assert f"stand-in run: resuming at step {result.resumed_from[1]} of {run.steps}" in result.logs
+    assert f"{run.job}-a1 ended FAILED: starting attempt 2, resuming from the last checkpoint" in result.logs
+    assert terminated_exit_code(result.pods[0]) == 1 and len(result.pods) == 2
+
+
+def set_unschedulable(release: PodRelease, cordoned: bool) -> None:
+    release.core.patch_node(NODE, {"spec": {"unschedulable": cordoned}})
+
+
+def test_the_workers_node_drained(release):
+    """One real node: drain means cordon it and evict the worker pod (the one pod a GPU node of a real
+    cluster holds). The new worker and the submitter's next pod stay Pending while the node is cordoned,
+    and nothing is submitted; uncordoned, the cluster is whole again and attempt 2 resumes."""
+    run = start_run(release, "drain")
+    set_unschedulable(release, True)
+    try:
+        worker = release.worker
+        release.core.create_namespaced_pod_eviction(worker, NAMESPACE, client.V1Eviction(
+            metadata=client.V1ObjectMeta(name=worker, namespace=NAMESPACE)))
+        release.wait_ray_job(f"{run.job}-a1", {"FAILED"}, timeout=180)
+        processes.wait_for("the new worker Pending on the cordoned node",
+                           lambda: release.pod("worker").status.phase == "Pending"
+                           and release.pod("worker").metadata.name != worker, 120)
+        time.sleep(30)
+        assert f"{run.job}-a2" not in release.ray_jobs(), "submitted while the cluster lacked its worker"
+        assert release.pod("worker").status.phase == "Pending"
+    finally:
+        set_unschedulable(release, False)
+    result = outcome(release, run)
+    assert_failed_then_resumed(result, run)
+    print_row(result, "worker's node drained (cordon, evict the worker; uncordon after 30 s)")
+
+
+def test_the_head_pod_deleted_mid_run(release):
+    """Without GCS fault tolerance the Ray job goes with the head: the submitter notices the new head does
+    not know it, waits for the cluster to be whole again and starts attempt 2 from the last checkpoint."""
+    run = start_run(release, "head")
+    head = release.head
+    run.lost = head_lost(release)
+    release.core.delete_namespaced_pod(head, NAMESPACE)
+    result = outcome(release, run)
+    assert result.attempts[1]["status"] == "LOST"  # known only from before: the new head never had it
+    assert_succeeded(result, run, attempts=2)
+    assert release.head != head and raycluster_ready(release.api, NAMESPACE)
+    assert result.resumed_from[1] > FAULT_AT, result.resumed_from
+    assert f"the head does not know {run.job}-a1" in result.logs, result.logs
+    assert f"{run.job}-a1 ended LOST: starting attempt 2, resuming from the last checkpoint" in result.logs
+    assert len(result.pods) == 1  # the same submitter pod waited and submitted again
+    print_row(result, "head pod deleted")

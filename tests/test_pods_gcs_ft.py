@@ -1,0 +1,83 @@
+"""Tier 7: KubeRay's GCS fault tolerance (raycluster.gcsFaultTolerance) with a real Redis (Debian's
+redis-server on the real node's bridge address, with a password the head gets from a Secret). The head pod
+deleted mid-run: the worker pod stays (same pod, no restart) and the new head has the whole cluster again.
+Ray 2.49's job driver runs on the head (the submitter asks for no entrypoint resources), so the run's driver
+dies with the head; the Jobs API's records survive in Redis, and the new head's job manager marks the run
+it finds without its supervisor FAILED. The submitter follows that verdict: the Job's next pod starts
+attempt 2, which resumes from the last checkpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes import client
+
+from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, assert_succeeded, copy_stand_ins, \
+    outcome, print_row, run_sets, start_run
+from support.podrelease import installed
+from support.realnode import python_in
+from support.redisserver import redis_on_the_node
+from tools.localcluster import processes
+from tools.localcluster.release import raycluster_ready
+
+RELEASE, NAMESPACE, SECRET = "gcsft", "gcsft", "redis-auth"
+
+
+@pytest.fixture(scope="module")
+def redis(pod_cluster, tmp_path_factory):
+    with redis_on_the_node(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def release(pod_cluster, redis):
+    def before_install(volume):
+        copy_stand_ins(volume)
+        client.CoreV1Api(pod_cluster.api).create_namespaced_secret(NAMESPACE, {
+            "metadata": {"name": SECRET}, "stringData": {"password": redis.password}})
+
+    ft = ["--set", "raycluster.gcsFaultTolerance.enabled=true",
+          "--set", f"raycluster.gcsFaultTolerance.redisAddress={redis.address}",
+          "--set", f"raycluster.gcsFaultTolerance.passwordSecret.secretName={SECRET}"]
+    with installed(pod_cluster, RELEASE, NAMESPACE, STAND_IN_VALUES + ft + run_sets("install", STEPS),
+                   before_install=before_install) as r:
+        yield r
+
+
+def alive_nodes(release) -> dict[str, str]:
+    """Ray's alive nodes, by node id: their addresses."""
+    result = python_in(release.api, NAMESPACE, release.head, """
+        import json, ray
+        ray.init(address="auto", logging_level="ERROR")
+        print(json.dumps({n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}))
+    """)
+    assert result.code == 0, result.output
+    return json.loads(result.output.strip().splitlines()[-1])
+
+
+def test_the_head_keeps_its_state_in_redis(release, redis):
+    release.finished_job(release.submitter_jobs()[0].metadata.name, timeout=300)
+    assert redis.keys(), "the GCS wrote nothing to Redis"
+
+
+def test_the_head_pod_deleted_the_worker_stays_and_the_run_resumes(release):
+    run = start_run(release, "head-ft", LONG_STEPS)
+    head, worker = release.pod("head"), release.pod("worker")
+    worker_node = {i for i, ip in alive_nodes(release).items() if ip == worker.status.pod_ip}
+    release.core.delete_namespaced_pod(head.metadata.name, NAMESPACE)
+    processes.wait_for("a new head, the cluster ready", lambda: release.head != head.metadata.name
+                       and raycluster_ready(release.api, NAMESPACE), 300, interval=2)
+    result = outcome(release, run)
+    # The worker stayed: the same pod, never restarted, the same Ray node in the new head's cluster.
+    still = release.pod("worker")
+    assert still.metadata.name == worker.metadata.name
+    assert all(s.restart_count == 0 for s in still.status.container_statuses), still.status.container_statuses
+    assert worker_node <= set(alive_nodes(release)), "the worker's Ray node did not stay in the cluster"
+    # The new head knew attempt 1 (its record in Redis) and found it without its supervisor: FAILED.
+    first = result.attempts[1]
+    assert first["status"] == "FAILED", first
+    assert_succeeded(result, run, attempts=2)
+    assert result.resumed_from[1] > FAULT_AT, result.resumed_from
+    print(f"\ngcs fault tolerance: attempt 1 {first['status']}: {first.get('message')!r}")
+    print_row(result, "head pod deleted, GCS fault tolerance (Redis)")
