@@ -150,8 +150,8 @@ def test_rdma_shapes_request_rdma_and_lock_memory(helm):
     cluster = next(d for d in helm_cli.template(helm, "-f", str(VALUES / "h800-80g-x8.yaml")).documents()
                    if d["kind"] == "RayCluster")
     container = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
-    assert container["resources"]["limits"]["vke.volcengine.com/rdma"] == 1
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert container["resources"]["limits"]["vke.volcengine.com/rdma"] == "1"
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"  # a string, as the operator writes it back
     assert "IPC_LOCK" in container["securityContext"]["capabilities"]["add"]
     assert cluster["spec"]["headGroupSpec"]["template"]["spec"]["nodeSelector"] == {
         "machine.cluster.vke.volcengine.com/gpu-name": "NVIDIA-H800"}

@@ -101,8 +101,8 @@ def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, m
     assert (proofed["trainer.nnodes"], proofed["trainer.n_gpus_per_node"]) == ("2", "1")
     assert (run["nodes"], run["gpus"], run["env"]["VERL_PPO_EXPECTED_GPUS"]) == (2, 1, "2")
     ray_cluster = next(o for o in chart if o["kind"] == "RayCluster")["spec"]
-    head_gpus = ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
-    workers = [(w["replicas"], w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+    head_gpus = int(ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+    workers = [(w["replicas"], int(w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]))
                for w in ray_cluster["workerGroupSpecs"]]
     assert head_gpus == run["gpus"] and workers == [(run["nodes"] - 1, run["gpus"])]
     # The proof's worker raylets each see their own GPU, as a pod would.

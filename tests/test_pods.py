@@ -28,7 +28,7 @@ from tools.localcluster.monitoring import MONITORING, create_prometheus, delete_
     start_prometheus_operator
 from tools.localcluster.pods import containers_ready, run_in, terminated_exit_code
 from tools.localcluster.realnode import NAME as NODE
-from tools.localcluster.release import CHART, raycluster_ready, rayclusters
+from tools.localcluster.release import CHART, ray_pods, raycluster_ready, rayclusters
 from tools.localcluster.runtime import IMAGE_BASE_NAMES
 from support.tools import ROOT
 
@@ -127,12 +127,16 @@ def set_worker_shared_volume(release: PodRelease, volume: dict) -> None:
     custom.replace_namespaced_custom_object("ray.io", "v1", NAMESPACE, "rayclusters", cluster, body)
     old = release.worker
     release.core.delete_namespaced_pod(old, NAMESPACE, grace_period_seconds=0)
-    processes.wait_for("the worker replaced and ready", lambda: release.worker != old and raycluster_ready(release.api, NAMESPACE)
-                       and containers_ready(release.pod("worker")), 300, interval=2)
+    # Ready means: the old pod gone, and Ray's view of its two nodes (the killed raylet is marked dead only
+    # after missed health checks).
+    processes.wait_for("the worker replaced and ready", lambda: old not in {p.metadata.name for p in ray_pods(
+        release.api, NAMESPACE, RELEASE)} and raycluster_ready(release.api, NAMESPACE)
+        and containers_ready(release.pod("worker")) and len(release.alive_ray_nodes()) == 2, 300, interval=2)
 
 
 def test_the_preflight_names_the_node_whose_volume_differs(release):
     """A worker with a volume of its own (an emptyDir where the claim should be): the preflight fails and names it."""
+    release.finished_job(release.submitter_jobs()[0].metadata.name)  # the install's run is not to see the change
     job = next(d for d in yaml.safe_load_all(release.helm.run("get", "manifest", RELEASE, "--namespace", NAMESPACE).stdout)
                if d and d["kind"] == "Job")
     expected = next(e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
@@ -157,7 +161,7 @@ def test_the_submitter_submits_through_the_service_and_exits_with_the_run(releas
     job = release.submitter_jobs()[-1]
     finished = release.finished_job(job.metadata.name)
     assert finished.status.succeeded == 1, finished.status
-    pod = release.job_pod(job.metadata.name)
+    [pod] = release.job_pods(job.metadata.name)
     assert terminated_exit_code(pod) == 0
     logs = release.core.read_namespaced_pod_log(pod.metadata.name, NAMESPACE)
     assert "stand-in driver: done, exiting 0" in logs, logs

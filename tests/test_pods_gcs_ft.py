@@ -8,15 +8,12 @@ attempt 2, which resumes from the last checkpoint."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from kubernetes import client
 
 from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, assert_succeeded, copy_stand_ins, \
     outcome, print_row, run_sets, start_run
 from support.podrelease import installed
-from support.realnode import python_in
 from support.redisserver import redis_on_the_node
 from tools.localcluster import processes
 from tools.localcluster.release import raycluster_ready
@@ -45,17 +42,6 @@ def release(pod_cluster, redis):
         yield r
 
 
-def alive_nodes(release) -> dict[str, str]:
-    """Ray's alive nodes, by node id: their addresses."""
-    result = python_in(release.api, NAMESPACE, release.head, """
-        import json, ray
-        ray.init(address="auto", logging_level="ERROR")
-        print(json.dumps({n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}))
-    """)
-    assert result.code == 0, result.output
-    return json.loads(result.output.strip().splitlines()[-1])
-
-
 def test_the_head_keeps_its_state_in_redis(release, redis):
     release.finished_job(release.submitter_jobs()[0].metadata.name, timeout=300)
     assert redis.keys(), "the GCS wrote nothing to Redis"
@@ -64,7 +50,7 @@ def test_the_head_keeps_its_state_in_redis(release, redis):
 def test_the_head_pod_deleted_the_worker_stays_and_the_run_resumes(release):
     run = start_run(release, "head-ft", LONG_STEPS)
     head, worker = release.pod("head"), release.pod("worker")
-    worker_node = {i for i, ip in alive_nodes(release).items() if ip == worker.status.pod_ip}
+    worker_node = {i for i, ip in release.alive_ray_nodes().items() if ip == worker.status.pod_ip}
     release.core.delete_namespaced_pod(head.metadata.name, NAMESPACE)
     processes.wait_for("a new head, the cluster ready", lambda: release.head != head.metadata.name
                        and raycluster_ready(release.api, NAMESPACE), 300, interval=2)
@@ -73,7 +59,7 @@ def test_the_head_pod_deleted_the_worker_stays_and_the_run_resumes(release):
     still = release.pod("worker")
     assert still.metadata.name == worker.metadata.name
     assert all(s.restart_count == 0 for s in still.status.container_statuses), still.status.container_statuses
-    assert worker_node <= set(alive_nodes(release)), "the worker's Ray node did not stay in the cluster"
+    assert worker_node <= set(release.alive_ray_nodes()), "the worker's Ray node did not stay in the cluster"
     # The new head knew attempt 1 (its record in Redis) and found it without its supervisor: FAILED.
     first = result.attempts[1]
     assert first["status"] == "FAILED", first

@@ -514,6 +514,49 @@ def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
     assert f"{PREFIX}-a1: status={status} driver_exit_code=3 message='m'" in capsys.readouterr().out
 
 
+# The preflight, as Ray reports its end (its runs on a real head: tests/test_submitter_ray.py).
+
+PREFLIGHT = SUBMITTER.parent / "preflight.py"
+
+
+def preflight_run(monkeypatch, endings: list[dict[str, Any]]) -> AnsweredHead:
+    """The preflights end as `endings` say (in order), the run itself SUCCEEDED."""
+    ends = iter(endings)
+    monkeypatch.setattr(submitter, "follow", lambda api, tail, s: next(ends) if "-preflight-" in tail.submission_id
+                        else {"status": "SUCCEEDED", "driver_exit_code": 0})
+    return AnsweredHead(gpus=[4.0])
+
+
+def test_a_node_left_during_the_preflight_it_runs_again_then_the_run(monkeypatch, capsys):
+    head = preflight_run(monkeypatch, [{"status": "FAILED", "driver_exit_code": 75}, {"status": "SUCCEEDED"}])
+    assert submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={})) == 0
+    assert [s.split("-preflight-")[0] for s in head.submitted] == [f"{PREFIX}-a1"] * 3  # two preflights, one run
+    assert head.submitted[-1] == f"{PREFIX}-a1"
+    assert "a Ray node left while it ran; waiting for the cluster to be whole again" in capsys.readouterr().out
+
+
+def test_a_cluster_that_never_holds_still_submits_nothing(monkeypatch, capsys):
+    head = preflight_run(monkeypatch, [{"status": "FAILED", "driver_exit_code": 75}] * submitter.PREFLIGHT_RUNS)
+    assert submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={})) == 5
+    assert len(head.submitted) == submitter.PREFLIGHT_RUNS and all("-preflight-" in s for s in head.submitted)
+    assert f"{submitter.PREFLIGHT_RUNS} times: the cluster does not hold still" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("ending", [{"status": "FAILED", "driver_exit_code": 1}, {"status": "STOPPED",
+                                                                                  "driver_exit_code": 75}])
+def test_a_preflight_that_failed_otherwise_is_not_run_again(monkeypatch, ending):
+    head = preflight_run(monkeypatch, [ending])
+    with pytest.raises(SystemExit) as exited:
+        submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={}))
+    assert exited.value.code == 5 and len(head.submitted) == 1
+
+
+def test_the_code_of_a_node_that_left_is_the_preflights_own():
+    assert submitter.preflight_constant(PREFLIGHT.read_text(), "NODES_LEFT") == 75
+    with pytest.raises(ValueError, match="defines no NOT_THERE"):
+        submitter.preflight_constant(PREFLIGHT.read_text(), "NOT_THERE")
+
+
 # The pod's Job as the Kubernetes API answers (its real answers: tests/test_cluster_submitter.py, tier 6).
 
 @dataclass

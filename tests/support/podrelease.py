@@ -3,6 +3,7 @@ asked for its pods, Jobs and Ray jobs, and removed with everything it left (name
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from contextlib import contextmanager
@@ -11,7 +12,7 @@ from typing import Callable, Iterator
 
 from kubernetes import client
 
-from support.realnode import PodCluster, ray_jobs
+from support.realnode import PodCluster, python_in, ray_jobs
 from tools.localcluster import processes
 from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready
 
@@ -62,6 +63,16 @@ class PodRelease:
 
     def ray_jobs(self) -> dict[str, dict]:
         return ray_jobs(self.api, self.namespace, self.head)
+
+    def alive_ray_nodes(self) -> dict[str, str]:
+        """Ray's alive nodes as the head sees them, by node id: their addresses."""
+        result = python_in(self.api, self.namespace, self.head, """
+            import json, ray
+            ray.init(address="auto", logging_level="ERROR")
+            print(json.dumps({n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}))
+        """)
+        assert result.code == 0, result.output
+        return json.loads(result.output.strip().splitlines()[-1])
 
     def wait_ray_job(self, submission_id: str, statuses: set[str], timeout: float = 120) -> dict:
         processes.wait_for(f"Ray job {submission_id} {statuses}",

@@ -4,7 +4,9 @@ Before the run is submitted it checks, on each node: the shared volume is mounte
 the same content (a token the driver writes is read on every node), the run's data and model files are
 there, the node has the GPUs the values declare (torch's count where torch is installed, else Ray's view)
 and the NCCL environment is the one the chart rendered. It prints one table row per node and exits 1 when
-any check fails, naming the node; the submitter then does not submit the run.
+any check fails, naming the node; the submitter then does not submit the run. A node that leaves while its
+task runs (its pod replaced, its raylet not yet marked dead) is no failed check: the preflight names it and
+exits NODES_LEFT, and the submitter waits for the cluster to be whole again and runs the preflight anew.
 
 Standard library and Ray only. Its one argument is a JSON object: mountPath, inputs (paths),
 gpusPerNode, gpuNodes, ncclEnv (name -> value).
@@ -18,13 +20,17 @@ import secrets
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import ray
+import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 TOKEN_DIR = ".verl-ppo-preflight"
+NODES_LEFT = 75  # exit code (EX_TEMPFAIL): a node left during the preflight; submitter.py reads it
+TASK_SECONDS = 300  # for every node's task together
 TORCH_COUNT = "import torch; print(torch.cuda.device_count())"
 
 
@@ -89,6 +95,18 @@ def table(reports: list[NodeReport]) -> str:
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
 
 
+def gather(nodes: list[dict], pending: list) -> tuple[list[NodeReport], list[str]]:
+    """Each node's report, and the nodes whose task ended with Ray's error (the node died or left) or not in time."""
+    deadline = time.monotonic() + TASK_SECONDS
+    reports, left = [], []
+    for node, task in zip(nodes, pending):
+        try:
+            reports.append(NodeReport(**ray.get(task, timeout=max(deadline - time.monotonic(), 1))))
+        except ray.exceptions.RayError as error:
+            left.append(f"{node['NodeManagerAddress']} ({type(error).__name__})")
+    return reports, left
+
+
 def main(argv: list[str]) -> int:
     expected = json.loads(argv[0])
     ray.init(address="auto", logging_level="ERROR")
@@ -102,11 +120,14 @@ def main(argv: list[str]) -> int:
         check = ray.remote(num_cpus=0)(check_node)
         pending = [check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
                    .remote(expected, str(token_path), token, node["Resources"].get("GPU", 0)) for node in nodes]
-        reports = [NodeReport(**report) for report in ray.get(pending, timeout=300)]
+        reports, left = gather(nodes, pending)
     finally:
         token_path.unlink(missing_ok=True)
     print("preflight, one row per Ray node:")
     print(table(sorted(reports, key=lambda r: r.node)))
+    if left:
+        print("preflight: nodes left while it ran: " + "; ".join(left))
+        return NODES_LEFT
     failed = [f"{r.node} ({r.host})" for r in reports if r.failed]
     count = gpu_node_count(reports, expected)
     if count != "ok":

@@ -24,7 +24,9 @@ its FSDP shards are per rank (global_step_N/actor/model_world_size_W_rank_R.pt),
 on another GPU count fails deep inside the run, after the cluster came up. Then, before a new
 attempt is submitted, the preflight (preflight.py, a short Ray job with a task on every node) checks
 the shared volume, the inputs, the GPUs and the NCCL environment on every Ray node; when it fails the
-run is not submitted (exit 5) and its per-node table says which node is wrong.
+run is not submitted (exit 5) and its per-node table says which node is wrong. A node that left while
+the preflight ran (a worker pod being replaced) fails no check: the submitter waits for the cluster to be
+whole again and runs the preflight anew, up to PREFLIGHT_RUNS times.
 
 On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
@@ -42,6 +44,7 @@ so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -63,6 +66,7 @@ TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 CHECKPOINT_TRACKER = "latest_checkpointed_iteration.txt"
 ACTOR_SHARD = re.compile(r"model_world_size_(\d+)_rank_\d+\.pt$")
 ACTIVE = {"PENDING", "RUNNING"}
+PREFLIGHT_RUNS = 3  # preflights in one pod that a node may leave before the pod gives up (exit 5)
 
 
 @dataclass
@@ -499,9 +503,23 @@ def given_submission(api: RayJobsAPI, submission_id: str) -> tuple[str, bool]:
     return submission_id, True
 
 
+class NodesLeft(Exception):
+    """A Ray node left while the preflight ran (a pod replaced): no check failed, the cluster changed."""
+
+
+def preflight_constant(source: str, name: str) -> Any:
+    """A constant of preflight.py, read from its source (the one place it is written; the submitter's
+    image need not import Ray)."""
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.Assign) and any(getattr(t, "id", None) == name for t in statement.targets):
+            return ast.literal_eval(statement.value)
+    raise ValueError(f"preflight.py defines no {name}")
+
+
 def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
     """Runs preflight.py as a Ray job (its source on the command line: the head needs no file of ours)
-    in the run's runtime environment; exits 5 when it fails, so the run is not submitted."""
+    in the run's runtime environment; exits 5 when it fails, so the run is not submitted; NodesLeft when
+    a node left while it ran."""
     with open(settings.preflight_program, encoding="utf-8") as program:
         source = program.read()
     entrypoint = f"python3 -c {shlex.quote(source)} {shlex.quote(json.dumps(settings.preflight_expected))}"
@@ -509,6 +527,8 @@ def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
     api.submit(preflight_id, {**settings.job_spec, "entrypoint": entrypoint})
     log(f"preflight {preflight_id} submitted")
     job = follow(api, LogTail(settings.dashboard_url, preflight_id, sys.stdout.buffer), settings)
+    if job.get("status") == "FAILED" and job.get("driver_exit_code") == preflight_constant(source, "NODES_LEFT"):
+        raise NodesLeft(f"{preflight_id}: a Ray node left while it ran")
     if job.get("status") != "SUCCEEDED":
         log(f"preflight {job.get('status')}: {submission_id} not submitted (table above; "
             f"ppo-job.preflight.enabled=false skips the preflight)")
@@ -546,6 +566,7 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
     wait_for_inputs(settings)
     lost: set[int] = set()  # attempts gone with their head
     tails: dict[str, LogTail] = {}  # one per run followed: re-attaching prints no byte twice
+    changed = 0  # preflights the cluster changed under
     while True:
         check_resumable(settings)
         wait_for_cluster(api, settings)
@@ -553,6 +574,13 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
             choice = submit_once(api, settings, lost)
         except HeadLost as gone:  # during the preflight: no attempt of the run was submitted
             log(f"preflight: {gone}; waiting for the cluster again")
+            continue
+        except NodesLeft as left:
+            changed += 1
+            if changed >= PREFLIGHT_RUNS:
+                log(f"preflight: {left}, {changed} times: the cluster does not hold still; nothing submitted")
+                return 5
+            log(f"preflight: {left}; waiting for the cluster to be whole again and running it anew")
             continue
         if choice.status == LOST:
             return 1

@@ -65,12 +65,15 @@ spec:
         {{- end }}
         - name: metrics
           containerPort: {{ $ports.metrics }}
+      {{- /* Every quantity a string, as the operator's Go types write it back (its finalizer Update under GCS
+      fault tolerance): a number here would differ from the stored "2" and helm 4's server-side apply would refuse
+      the next upgrade as a conflict with the kuberay-operator field manager. */}}
       {{- $resources := dict "cpu" (include "verl-ppo.scalar" .node.resources.cpu) "memory" (include "verl-ppo.scalar" .node.resources.memory) }}
       {{- if gt (int .gpus) 0 }}
-      {{- $_ := set $resources $global.gpu.resourceName (int .gpus) }}
+      {{- $_ := set $resources $global.gpu.resourceName (int .gpus | toString) }}
       {{- end }}
       {{- if $values.rdma.enabled }}
-      {{- $_ := set $resources $values.rdma.resourceName (int $values.rdma.count) }}
+      {{- $_ := set $resources $values.rdma.resourceName (int $values.rdma.count | toString) }}
       {{- end }}
       # Requests equal limits: Guaranteed QoS, nothing else squeezes the training pods.
       resources:
