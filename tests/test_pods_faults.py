@@ -119,7 +119,7 @@ def assert_failed_then_resumed(result: Outcome, run: Run) -> None:
     assert result.resumed_from[1] > FAULT_AT, result.resumed_from
     assert f"stand-in run: resuming at step {result.resumed_from[1]} of {run.steps}" in result.logs
     assert f"{run.job}-a1 ended FAILED: starting attempt 2, resuming from the last checkpoint" in result.logs
-    assert terminated_exit_code(result.pods[0]) == 1 and len(result.pods) == 2
+    assert terminated_exit_code(result.pods[0]) == 1 and len(result.pods) == 2, result.logs[-4000:]
 
 
 def set_unschedulable(release: PodRelease, cordoned: bool) -> None:

@@ -9,6 +9,7 @@ import contextlib
 import http.server
 import json
 import os
+import re
 import signal
 import ssl
 import sys
@@ -384,10 +385,36 @@ def test_the_uninstall_hook_gives_up_at_once_on_an_answer_not_worth_a_retry(caps
         capsys.readouterr().out)
 
 
-def test_the_uninstall_hook_stops_the_releases_runs():
-    head = AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")])
+def test_the_uninstall_hook_stops_the_releases_runs_and_waits_for_their_end(monkeypatch, capsys):
+    """Helm deletes the RayCluster right after the hook: the hook returns once the run has ended."""
+    monkeypatch.setattr(submitter, "STOP_RETRY_SECONDS", 0.01)
+    head = AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")],
+                        replies=[{"status": "RUNNING"}, {"status": "RUNNING"}, {"status": "STOPPED"}])
     assert submitter.stop_release_jobs(head, settings()) == 0
-    assert head.stopped == [f"{PREFIX}-a1"]
+    assert head.stopped == [f"{PREFIX}-a1"] and head.replies == [{"status": "STOPPED"}]  # asked until it ended
+    assert f"{PREFIX}-a1 ended" in capsys.readouterr().out
+
+
+def test_the_uninstall_hook_waits_for_the_end_only_so_long(monkeypatch, capsys):
+    monkeypatch.setattr(submitter, "STOP_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(submitter, "HOOK_END_SECONDS", 0.1)
+    head = AnsweredHead([record(1, "RUNNING")], replies=[{"status": "RUNNING"}])
+    with within(10):
+        assert submitter.stop_release_jobs(head, settings()) == 0
+    assert f"{PREFIX}-a1 still running 0.1s after the stop; the RayCluster's deletion ends them" in (
+        capsys.readouterr().out)
+
+
+def test_the_uninstall_hook_never_fails_on_a_head_gone_while_it_waits(capsys):
+    head = AnsweredHead([record(1, "RUNNING")], replies=[urllib.error.URLError(ConnectionRefusedError(111, "refused"))])
+    assert submitter.stop_release_jobs(head, settings()) == 0
+    assert "could not see the stopped runs end" in capsys.readouterr().out
+
+
+def test_the_hooks_retries_and_its_wait_fit_its_jobs_deadline():
+    hook = (SUBMITTER.parents[1] / "templates" / "stop-hook.yaml").read_text()
+    deadline = int(re.search(r"activeDeadlineSeconds: (\d+)", hook).group(1))
+    assert submitter.BUSY_HEAD_SECONDS + submitter.HOOK_END_SECONDS < deadline
 
 
 # Following a run's status through a silent or new head.
@@ -673,6 +700,7 @@ def test_stop_mode_stops_the_releases_runs_and_never_fails(monkeypatch, tmp_path
     environment(monkeypatch, tmp_path)
     heads: list[AnsweredHead] = []
     monkeypatch.setattr(submitter, "RayJobsAPI", lambda url, timeout=30.0: heads.append(
-        AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")])) or heads[-1])
+        AnsweredHead([record(1, "RUNNING"), record(1, "RUNNING", "other-ppo-job-0af3")],
+                     replies=[{"status": "STOPPED"}])) or heads[-1])
     assert submitter.main(["--stop"]) == 0
     assert heads[0].stopped == [f"{PREFIX}-a1"]

@@ -369,19 +369,15 @@ def stop_active(api: RayJobsAPI, pattern: re.Pattern[str], reason: str, keep_pre
 STOPPED_END_SECONDS = 120
 
 
-def wait_ended(api: RayJobsAPI, submission_ids: list[str], poll_seconds: float) -> None:
-    """Returns once each of these Ray jobs has ended (a head answering 404 no longer has it); exits 1 after
-    STOPPED_END_SECONDS, submitting nothing: a stopped driver may still be writing a checkpoint."""
-    deadline = time.monotonic() + STOPPED_END_SECONDS
+def wait_ended(api: RayJobsAPI, submission_ids: list[str], poll_seconds: float, bound_seconds: float) -> list[str]:
+    """Waits until each of these Ray jobs has ended (a head answering 404 no longer has it), at most
+    bound_seconds; returns those still running then."""
+    deadline = time.monotonic() + bound_seconds
     pending = list(submission_ids)
     while True:
         pending = [i for i in pending if _status_or_gone(api, i) not in TERMINAL | {"GONE"}]
-        if not pending:
-            return
-        if time.monotonic() > deadline:
-            log(f"{', '.join(pending)} still running {STOPPED_END_SECONDS}s after the stop: not submitting "
-                f"(the Job's next pod tries again)")
-            sys.exit(1)
+        if not pending or time.monotonic() > deadline:
+            return pending
         time.sleep(poll_seconds)
 
 
@@ -403,6 +399,8 @@ def _status_or_gone(api: RayJobsAPI, submission_id: str) -> str:
 BUSY_HEAD_SECONDS = 60
 UNREACHABLE_HEAD_SECONDS = 20
 STOP_RETRY_SECONDS = 1
+# Then how long it waits for the stopped runs to end: with the retries above, within the hook's 120 s.
+HOOK_END_SECONDS = 45
 
 
 def _retry_seconds(error: Exception) -> float:
@@ -417,18 +415,30 @@ def _retry_seconds(error: Exception) -> float:
 
 
 def stop_release_jobs(api: RayJobsAPI, settings: Settings) -> int:
-    """The uninstall hook: stops every active run of the release; best effort, never fails."""
+    """The uninstall hook: stops every active run of the release and waits for them to end (Helm deletes
+    the RayCluster right after the hook: a run still stopping would die mid-step with its head); best
+    effort, never fails."""
     started = time.monotonic()
     while True:
         try:
-            stop_active(api, settings.family_pattern(), "helm uninstall")
-            return 0
+            stopped = stop_active(api, settings.family_pattern(), "helm uninstall")
+            break
         except (urllib.error.URLError, OSError, ValueError) as error:
             if time.monotonic() - started >= _retry_seconds(error):
                 log(f"could not stop the release's Ray jobs ({error}); the RayCluster's deletion ends them")
                 return 0
             log(f"dashboard not answering ({error}); trying again")
             time.sleep(STOP_RETRY_SECONDS)
+    try:
+        still = wait_ended(api, stopped, STOP_RETRY_SECONDS, HOOK_END_SECONDS)
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        log(f"could not see the stopped runs end ({error}); the RayCluster's deletion ends them")
+        return 0
+    if still:
+        log(f"{', '.join(still)} still running {HOOK_END_SECONDS}s after the stop; the RayCluster's deletion ends them")
+    elif stopped:
+        log(f"{', '.join(stopped)} ended")
+    return 0
 
 
 class KubeJob:
@@ -550,7 +560,11 @@ def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int]) -> Choice:
         # old run must have ended (not only been asked to stop) before this one is submitted.
         stopped = stop_active(api, settings.family_pattern(), f"superseded by {settings.submission_prefix}",
                               keep_prefix=settings.submission_prefix)
-        wait_ended(api, stopped, settings.poll_seconds)
+        still = wait_ended(api, stopped, settings.poll_seconds, STOPPED_END_SECONDS)
+        if still:  # a stopped driver may still be writing a checkpoint
+            log(f"{', '.join(still)} still running {STOPPED_END_SECONDS}s after the stop: not submitting "
+                f"(the Job's next pod tries again)")
+            sys.exit(1)
     try:
         api.submit(choice.submission_id, settings.job_spec)
         log(f"submitted {choice.submission_id}")
