@@ -38,6 +38,10 @@ workerGroupSpecs:
       {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
       {{- else }} {}
       {{- end }}
+    # As the operator's Go types write it back (an empty struct is never omitted): the worker groups are one
+    # atomic list, so any field it writes otherwise would make the operator their manager and Helm 4's
+    # server-side apply refuse the next upgrade (see the GPU counts in raycluster.podTemplate).
+    scaleStrategy: {}
     template:
       {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "worker" "node" .Values.worker "gpus" $gpusPerNode) | nindent 6 }}
 {{- end -}}
