@@ -57,6 +57,14 @@ class AnsweredHead(submitter.RayJobsAPI):
             raise answer
         return answer
 
+    alive: list[str] | Exception = []  # node ids alive_nodes answers with
+
+    def alive_nodes(self) -> list[dict[str, Any]]:
+        self.node_queries = getattr(self, "node_queries", 0) + 1
+        if isinstance(self.alive, Exception):
+            raise self.alive
+        return [{"node_id": node, "state": "ALIVE"} for node in self.alive]
+
     def job(self, submission_id: str) -> dict[str, Any]:
         answer = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if isinstance(answer, Exception):
@@ -539,6 +547,60 @@ def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
     assert submitter.run(head, settings()) == code
     assert head.submitted == [f"{PREFIX}-a1"]
     assert f"{PREFIX}-a1: status={status} driver_exit_code=3 message='m'" in capsys.readouterr().out
+
+
+# A new head that kept the run's record (GCS fault tolerance) while its driver went with the old head.
+
+def running_on(node: str) -> dict[str, Any]:
+    return {**record(1, "RUNNING"), "driver_node_id": node}
+
+
+@pytest.mark.parametrize("job, alive, gone", [
+    (running_on("aa11"), ["bb22"], True),
+    (running_on("aa11"), ["aa11", "bb22"], False),
+    ({**running_on("aa11"), "status": "SUCCEEDED"}, [], False),  # an ended run: nothing to check
+    ({**record(1, "PENDING"), "driver_node_id": None}, [], False),  # no driver yet
+])
+def test_a_run_whose_driver_node_is_gone_is_lost(job, alive, gone):
+    head = AnsweredHead()
+    head.alive = alive
+    if gone:
+        with pytest.raises(submitter.DriverGone, match=f"{PREFIX}-a1's driver ran on node aa11, which is gone"):
+            submitter.check_driver(head, job)
+    else:
+        submitter.check_driver(head, job)
+
+
+def test_a_failed_node_query_is_no_verdict():
+    head = AnsweredHead()
+    head.alive = urllib.error.URLError(ConnectionRefusedError(111, "refused"))
+    submitter.check_driver(head, running_on("aa11"))
+
+
+def test_the_driver_is_checked_only_after_the_dashboard_was_silent(monkeypatch):
+    tail = ScriptedTail(f"{PREFIX}-a1", pumps=3)
+    quiet = AnsweredHead(replies=[running_on("aa11"), running_on("aa11"), {"status": "SUCCEEDED"}])
+    assert submitter.follow(quiet, tail, settings(dashboard_timeout_seconds=60))["status"] == "SUCCEEDED"
+    assert getattr(quiet, "node_queries", 0) == 0  # a head that never went silent: one request a poll
+    silent = AnsweredHead(replies=[http_error(503), running_on("aa11")])
+    silent.alive = ["bb22"]
+    with pytest.raises(submitter.DriverGone):
+        submitter.follow(silent, ScriptedTail(f"{PREFIX}-a1", pumps=10), settings(dashboard_timeout_seconds=60))
+
+
+def test_an_orphaned_attempt_counts_as_lost_and_the_next_one_starts(monkeypatch, capsys):
+    def follow(api, tail, s):
+        if tail.submission_id.endswith("-a1"):
+            raise submitter.DriverGone("a1's driver ran on node aa11, which is gone")
+        return {"status": "SUCCEEDED", "driver_exit_code": 0}
+
+    monkeypatch.setattr(submitter, "follow", follow)
+    head = AnsweredHead([running_on("aa11")], gpus=[4.0])  # the new head still lists a1 RUNNING
+    assert submitter.run(head, settings()) == 0
+    assert head.submitted == [f"{PREFIX}-a2"] and head.stopped == [f"{PREFIX}-a1"]
+    assert f"{PREFIX}-a1 ended LOST: starting attempt 2" in capsys.readouterr().out
+    assert submitter.choose_submission(head, settings(), orphaned={1}).submission_id == f"{PREFIX}-a2"
+    assert submitter.choose_submission(head, settings(), lost={1}).submission_id == f"{PREFIX}-a1"  # re-attaches
 
 
 # The preflight, as Ray reports its end (its runs on a real head: tests/test_submitter_ray.py).

@@ -14,8 +14,11 @@ It prints the run's log as it grows, each byte once (logtail.py: Ray's tail webs
 on every poll, so its cost stays flat over a week-long run). Without GCS fault tolerance a lost head takes
 its Ray jobs with it: when a new head does not know the run (404), or the dashboard has not answered for
 VERL_PPO_DASHBOARD_TIMEOUT_SECONDS, the submitter waits for the cluster's GPUs again, then re-attaches if
-the head still has the run, or else counts the attempt as lost and starts the next one. It submits only
-after the head, answering, has shown that the run is not there: never two runs at once.
+the head still has the run, or else counts the attempt as lost and starts the next one. With GCS fault
+tolerance a new head keeps the run's record (RUNNING) but not its driver, which ran on the old head: after
+the dashboard was silent the submitter checks that the driver's node is alive and counts the attempt as
+lost when it is not (DriverGone). It submits only after the head, answering, has shown that the run is
+not there or its driver gone: never two runs at once.
 
 Before anything is submitted, the inputs on the shared volume (data files, model config, reward
 function) must be there: checked once, or waited for while the chart's preparation Job writes them.
@@ -147,14 +150,14 @@ class RayJobsAPI:
     def stop(self, submission_id: str) -> None:
         self.request("POST", f"/api/jobs/{submission_id}/stop")
 
-    def cluster_gpus(self) -> float:
-        """GPUs of the alive nodes, as Ray itself counts them (state API)."""
+    def alive_nodes(self) -> list[dict[str, Any]]:
+        """The alive nodes' records, as Ray itself lists them (state API)."""
         reply = self.request("GET", "/api/v0/nodes?limit=10000&detail=true")
-        return sum(
-            float((node.get("resources_total") or {}).get("GPU", 0))
-            for node in _find_node_records(reply)
-            if node.get("state", "ALIVE") == "ALIVE"
-        )
+        return [node for node in _find_node_records(reply) if node.get("state", "ALIVE") == "ALIVE"]
+
+    def cluster_gpus(self) -> float:
+        """GPUs of the alive nodes."""
+        return sum(float((node.get("resources_total") or {}).get("GPU", 0)) for node in self.alive_nodes())
 
 
 def _find_node_records(value: Any) -> list[dict[str, Any]]:
@@ -279,10 +282,13 @@ class Choice:
 LOST = "LOST"
 
 
-def choose_submission(api: RayJobsAPI, settings: Settings, lost: set[int] = frozenset()) -> Choice:
+def choose_submission(api: RayJobsAPI, settings: Settings, lost: set[int] = frozenset(),
+                      orphaned: set[int] = frozenset()) -> Choice:
     """The attempt to follow or to submit. `lost` are this pod's attempts that vanished with their head: a new
-    head knows nothing of them, yet they count against maxAttempts."""
-    attempts = {**{number: {"status": LOST} for number in lost}, **attempts_of(api, settings.submission_prefix)}
+    head knows nothing of them, yet they count against maxAttempts. `orphaned` are those whose record a new
+    head kept while their driver went (DriverGone): lost whatever the record says."""
+    attempts = {**{number: {"status": LOST} for number in lost}, **attempts_of(api, settings.submission_prefix),
+                **{number: {"status": LOST} for number in orphaned}}
     if not attempts:
         return Choice(f"{settings.submission_prefix}-a1", 1, True)
     latest = max(attempts)
@@ -300,6 +306,25 @@ def choose_submission(api: RayJobsAPI, settings: Settings, lost: set[int] = froz
 
 class HeadLost(Exception):
     """The Ray job cannot be followed: a new head does not know it, or the dashboard stopped answering."""
+
+
+class DriverGone(HeadLost):
+    """A new head has the run's record (GCS fault tolerance keeps the Jobs API's records in Redis) but the
+    driver went with the old head: the record says RUNNING and nothing runs it."""
+
+
+def check_driver(api: RayJobsAPI, job: dict[str, Any]) -> None:
+    """Raises DriverGone when an active run's driver node is not among the alive nodes."""
+    node = job.get("driver_node_id")
+    if not node or job.get("status") not in ACTIVE:
+        return
+    try:
+        alive = {record.get("node_id") for record in api.alive_nodes()}
+    except (urllib.error.URLError, OSError, ValueError):
+        return  # asked again at the next poll
+    if node not in alive:
+        raise DriverGone(f"{job.get('submission_id')}'s driver ran on node {node[:12]}, which is gone (the head "
+                         "kept its record, nothing runs it)")
 
 
 def job_status(api: RayJobsAPI, submission_id: str, settings: Settings, silent_since: list[float]) -> dict[str, Any] | None:
@@ -331,10 +356,17 @@ def follow(api: RayJobsAPI, tail: LogTail, settings: Settings) -> dict[str, Any]
     """Prints the job's log as it grows and returns the job's record once it ended and its log is printed."""
     submission_id, silent_since = tail.submission_id, []
     drain_deadline = None
+    # After the dashboard was silent (a new head?), for as long again: is the run's driver still on a node?
+    check_driver_until = 0.0
     while True:
+        was_silent = bool(silent_since)
         job = job_status(api, submission_id, settings, silent_since)
         if job is None:
             continue
+        if was_silent:
+            check_driver_until = time.monotonic() + settings.dashboard_timeout_seconds
+        if time.monotonic() < check_driver_until:
+            check_driver(api, job)
         ended = job.get("status") in TERMINAL
         if tail.complete and not ended:
             tail.reopen()  # the tail closed under a running job (the dashboard lost its agent): follow it anew
@@ -545,12 +577,12 @@ def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
         sys.exit(5)
 
 
-def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int]) -> Choice:
+def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int], orphaned: set[int]) -> Choice:
     if settings.submission_id:  # a RayJob's own cluster: one run, under KubeRay's id
         submission_id, must_submit = given_submission(api, settings.submission_id)
         choice = Choice(submission_id, 1, must_submit)
     else:
-        choice = choose_submission(api, settings, lost)
+        choice = choose_submission(api, settings, lost, orphaned)
     if not choice.submit:
         return choice
     if settings.preflight_program:
@@ -576,16 +608,25 @@ def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int]) -> Choice:
     return choice
 
 
+def stop_orphan(api: RayJobsAPI, submission_id: str) -> None:
+    """Asks the head to stop a run whose driver is gone, so that its record may end; best effort."""
+    try:
+        api.stop(submission_id)
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        log(f"{submission_id}: stopping its record failed ({error}); it counts as lost all the same")
+
+
 def run(api: RayJobsAPI, settings: Settings) -> int:
     wait_for_inputs(settings)
     lost: set[int] = set()  # attempts gone with their head
+    orphaned: set[int] = set()  # of those, attempts whose record a new head kept (DriverGone)
     tails: dict[str, LogTail] = {}  # one per run followed: re-attaching prints no byte twice
     changed = 0  # preflights the cluster changed under
     while True:
         check_resumable(settings)
         wait_for_cluster(api, settings)
         try:
-            choice = submit_once(api, settings, lost)
+            choice = submit_once(api, settings, lost, orphaned)
         except HeadLost as gone:  # during the preflight: no attempt of the run was submitted
             log(f"preflight: {gone}; waiting for the cluster again")
             continue
@@ -609,6 +650,9 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
             log(f"{choice.submission_id}: {gone}; waiting for the cluster to be whole again "
                 f"({settings.expected_gpus:g} GPUs, up to {settings.wait_timeout_seconds:g}s)")
             lost.add(choice.attempt)
+            if isinstance(gone, DriverGone):
+                orphaned.add(choice.attempt)
+                stop_orphan(api, choice.submission_id)
             continue
         status = job.get("status")
         log(f"{choice.submission_id}: status={status} driver_exit_code={job.get('driver_exit_code')} "
