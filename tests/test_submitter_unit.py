@@ -45,7 +45,7 @@ class AnsweredHead(submitter.RayJobsAPI):
 
     def list_jobs(self) -> list[dict[str, Any]]:
         if self.jobs and isinstance(self.jobs[0], Exception):
-            raise self.jobs[0]
+            raise self.jobs.pop(0) if len(self.jobs) > 1 else self.jobs[0]
         return self.jobs
 
     def stop(self, submission_id: str) -> None:
@@ -58,6 +58,10 @@ class AnsweredHead(submitter.RayJobsAPI):
         return answer
 
     alive: list[str] | Exception = []  # node ids alive_nodes answers with
+    heads: list[int] = [1]  # alive head nodes, one answer a call (the last one repeats)
+
+    def alive_heads(self) -> int:
+        return self.heads.pop(0) if len(self.heads) > 1 else self.heads[0]
 
     def alive_nodes(self) -> list[dict[str, Any]]:
         self.node_queries = getattr(self, "node_queries", 0) + 1
@@ -549,6 +553,39 @@ def test_the_run_exits_with_the_jobs_outcome(capsys, status, code, monkeypatch):
     assert f"{PREFIX}-a1: status={status} driver_exit_code=3 message='m'" in capsys.readouterr().out
 
 
+def test_a_cluster_with_two_alive_heads_is_not_ready_yet(capsys):
+    """A new head (GCS fault tolerance) lists the old one alive until its health checks fail; Ray may place a
+    new job's supervisor there."""
+    head = AnsweredHead(gpus=[6.0])
+    head.heads = [2, 2, 1]
+    submitter.wait_for_cluster(head, settings(wait_timeout_seconds=10))
+    assert head.heads == [1]
+    out = capsys.readouterr().out
+    assert out.startswith("[verl-ppo submitter] cluster ready: 6 GPUs (need 4)") and out.count("cluster ready") == 1
+    head.heads = [2]
+    with pytest.raises(SystemExit) as exited:
+        submitter.wait_for_cluster(head, settings(wait_timeout_seconds=0.05))
+    assert exited.value.code == 3
+    assert "saw 6 GPUs and 2 head nodes alive (a replaced head not yet marked dead)" in capsys.readouterr().out
+
+
+def test_a_jobs_api_that_fails_for_a_while_is_tried_again(capsys):
+    other = record(1, "SUCCEEDED", "other-ppo-job-0af3")  # what the head lists once it answers
+    head = AnsweredHead([http_error(500), urllib.error.URLError(ConnectionResetError(104, "reset")), other],
+                        gpus=[4.0], replies=[{"status": "SUCCEEDED", "driver_exit_code": 0}])
+    with within(10):
+        assert submitter.run(head, settings(dashboard_timeout_seconds=5)) == 0
+    assert head.submitted == [f"{PREFIX}-a1"]
+    assert capsys.readouterr().out.count("the Jobs API failed") == 2
+
+
+@pytest.mark.parametrize("error", [http_error(400), http_error(500)])
+def test_a_jobs_api_failure_past_its_bound_or_not_worth_a_retry_ends_the_pod(error):
+    head = AnsweredHead([error], gpus=[4.0])
+    with within(10), pytest.raises(urllib.error.HTTPError):
+        submitter.run(head, settings(dashboard_timeout_seconds=0.05))
+
+
 # A new head that kept the run's record (GCS fault tolerance) while its driver went with the old head.
 
 def running_on(node: str) -> dict[str, Any]:
@@ -629,6 +666,14 @@ def test_a_cluster_that_never_holds_still_submits_nothing(monkeypatch, capsys):
     assert submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={})) == 5
     assert len(head.submitted) == submitter.PREFLIGHT_RUNS and all("-preflight-" in s for s in head.submitted)
     assert f"{submitter.PREFLIGHT_RUNS} times: the cluster does not hold still" in capsys.readouterr().out
+
+
+def test_a_preflight_ray_could_not_start_runs_again(monkeypatch, capsys):
+    never_ran = {"status": "FAILED", "driver_exit_code": None, "message": "Job supervisor actor could not be scheduled"}
+    head = preflight_run(monkeypatch, [never_ran, {"status": "SUCCEEDED"}])
+    assert submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={})) == 0
+    assert head.submitted[-1] == f"{PREFIX}-a1" and len(head.submitted) == 3
+    assert "did not start (Job supervisor actor could not be scheduled)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("ending", [{"status": "FAILED", "driver_exit_code": 1}, {"status": "STOPPED",

@@ -159,6 +159,11 @@ class RayJobsAPI:
         """GPUs of the alive nodes."""
         return sum(float((node.get("resources_total") or {}).get("GPU", 0)) for node in self.alive_nodes())
 
+    def alive_heads(self) -> int:
+        """Head nodes listed alive: more than one while a new head (GCS fault tolerance) has not yet found
+        the old one dead, whose node Ray may still pick for a new job's supervisor."""
+        return sum(1 for node in self.alive_nodes() if node.get("is_head_node"))
+
 
 def _find_node_records(value: Any) -> list[dict[str, Any]]:
     """The state API nests its node list a few levels deep; collect every record with resources_total."""
@@ -183,8 +188,11 @@ def wait_for_cluster(api: RayJobsAPI, settings: Settings) -> None:
             gpus = api.cluster_gpus()
             seen = f"{gpus:g} GPUs"
             if gpus >= settings.expected_gpus:
-                log(f"cluster ready: {seen} (need {settings.expected_gpus:g})")
-                return
+                heads = api.alive_heads()
+                if heads <= 1:
+                    log(f"cluster ready: {seen} (need {settings.expected_gpus:g})")
+                    return
+                seen += f" and {heads} head nodes alive (a replaced head not yet marked dead)"
         except (urllib.error.URLError, OSError, ValueError) as error:
             seen = f"dashboard not answering ({error})"
         if time.monotonic() >= deadline:
@@ -435,6 +443,11 @@ STOP_RETRY_SECONDS = 1
 HOOK_END_SECONDS = 45
 
 
+def transient(error: Exception) -> bool:
+    """A failure worth another try: no answer, or a 5xx (a head recovering answers 500 for a while)."""
+    return not isinstance(error, urllib.error.HTTPError) or error.code >= 500
+
+
 def _retry_seconds(error: Exception) -> float:
     """How long since the first try a failed stop is worth another try."""
     if isinstance(error, urllib.error.HTTPError):
@@ -571,6 +584,8 @@ def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
     job = follow(api, LogTail(settings.dashboard_url, preflight_id, sys.stdout.buffer), settings)
     if job.get("status") == "FAILED" and job.get("driver_exit_code") == preflight_constant(source, "NODES_LEFT"):
         raise NodesLeft(f"{preflight_id}: a Ray node left while it ran")
+    if job.get("status") == "FAILED" and job.get("driver_exit_code") is None:  # no check ran: Ray could not start it
+        raise NodesLeft(f"{preflight_id} did not start ({job.get('message')})")
     if job.get("status") != "SUCCEEDED":
         log(f"preflight {job.get('status')}: {submission_id} not submitted (table above; "
             f"ppo-job.preflight.enabled=false skips the preflight)")
@@ -622,6 +637,7 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
     orphaned: set[int] = set()  # of those, attempts whose record a new head kept (DriverGone)
     tails: dict[str, LogTail] = {}  # one per run followed: re-attaching prints no byte twice
     changed = 0  # preflights the cluster changed under
+    errors_since: dict[str, float] = {}  # the first of the Jobs API's failures in a row
     while True:
         check_resumable(settings)
         wait_for_cluster(api, settings)
@@ -630,6 +646,13 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
         except HeadLost as gone:  # during the preflight: no attempt of the run was submitted
             log(f"preflight: {gone}; waiting for the cluster again")
             continue
+        except (urllib.error.URLError, OSError) as error:  # the head answered the cluster's state a moment ago
+            if not transient(error) or time.monotonic() - errors_since.setdefault("first", time.monotonic()) \
+                    >= settings.dashboard_timeout_seconds:
+                raise
+            log(f"the Jobs API failed ({error}); trying again")
+            time.sleep(settings.poll_seconds)
+            continue
         except NodesLeft as left:
             changed += 1
             if changed >= PREFLIGHT_RUNS:
@@ -637,6 +660,7 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
                 return 5
             log(f"preflight: {left}; waiting for the cluster to be whole again and running it anew")
             continue
+        errors_since.clear()
         if choice.status == LOST:
             return 1
         tail = tails.setdefault(choice.submission_id, LogTail(settings.dashboard_url, choice.submission_id,
