@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,16 +40,22 @@ def python_in(api: client.ApiClient, namespace: str, pod: str, source: str, time
     return run_in(api, namespace, pod, ["python3", "-c", textwrap.dedent(source)], timeout=timeout)
 
 
-def ray_jobs(api: client.ApiClient, namespace: str, head: str) -> dict[str, dict]:
-    """The Ray jobs by submission id, as the head's dashboard reports them (asked inside the head pod)."""
-    result = python_in(api, namespace, head, """
-        import json, urllib.request
-        with urllib.request.urlopen("http://127.0.0.1:8265/api/jobs/", timeout=10) as response:
-            print(json.dumps({j["submission_id"]: j for j in json.load(response) if j.get("submission_id")}))
-    """)
-    if result.code != 0:
-        raise AssertionError(f"dashboard of {head} not answering: {result.output}")
-    return json.loads(result.output.strip().splitlines()[-1])
+def ray_jobs(api: client.ApiClient, namespace: str, head: str, patience: float = 120) -> dict[str, dict]:
+    """The Ray jobs by submission id, as the head's dashboard reports them (asked inside the head pod). A head
+    replaced under GCS fault tolerance times out or answers 500 on its job list for a while: asked again
+    for up to `patience` seconds."""
+    deadline = time.monotonic() + patience
+    while True:
+        result = python_in(api, namespace, head, """
+            import json, urllib.request
+            with urllib.request.urlopen("http://127.0.0.1:8265/api/jobs/", timeout=30) as response:
+                print(json.dumps({j["submission_id"]: j for j in json.load(response) if j.get("submission_id")}))
+        """)
+        if result.code == 0:
+            return json.loads(result.output.strip().splitlines()[-1])
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"dashboard of {head} not answering for {patience:g}s: {result.output}")
+        time.sleep(3)
 
 
 def connects(api: client.ApiClient, namespace: str, pod: str, address: str, ports: list[int]) -> dict[int, bool]:
