@@ -443,11 +443,6 @@ STOP_RETRY_SECONDS = 1
 HOOK_END_SECONDS = 45
 
 
-def transient(error: Exception) -> bool:
-    """A failure worth another try: no answer, or a 5xx (a head recovering answers 500 for a while)."""
-    return not isinstance(error, urllib.error.HTTPError) or error.code >= 500
-
-
 def _retry_seconds(error: Exception) -> float:
     """How long since the first try a failed stop is worth another try."""
     if isinstance(error, urllib.error.HTTPError):
@@ -637,7 +632,7 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
     orphaned: set[int] = set()  # of those, attempts whose record a new head kept (DriverGone)
     tails: dict[str, LogTail] = {}  # one per run followed: re-attaching prints no byte twice
     changed = 0  # preflights the cluster changed under
-    errors_since: dict[str, float] = {}  # the first of the Jobs API's failures in a row
+    failing_since: float | None = None  # the first of the Jobs API's failures in a row
     while True:
         check_resumable(settings)
         wait_for_cluster(api, settings)
@@ -647,8 +642,9 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
             log(f"preflight: {gone}; waiting for the cluster again")
             continue
         except (urllib.error.URLError, OSError) as error:  # the head answered the cluster's state a moment ago
-            if not transient(error) or time.monotonic() - errors_since.setdefault("first", time.monotonic()) \
-                    >= settings.dashboard_timeout_seconds:
+            # Worth another try as for the uninstall hook (no answer, or a 5xx: a recovering head answers 500).
+            failing_since = failing_since or time.monotonic()
+            if not _retry_seconds(error) or time.monotonic() - failing_since >= settings.dashboard_timeout_seconds:
                 raise
             log(f"the Jobs API failed ({error}); trying again")
             time.sleep(settings.poll_seconds)
@@ -660,7 +656,7 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
                 return 5
             log(f"preflight: {left}; waiting for the cluster to be whole again and running it anew")
             continue
-        errors_since.clear()
+        failing_since = None
         if choice.status == LOST:
             return 1
         tail = tails.setdefault(choice.submission_id, LogTail(settings.dashboard_url, choice.submission_id,
