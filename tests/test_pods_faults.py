@@ -10,12 +10,14 @@ measures what the README's fault matrix reports:
   writers interleaved show there);
 - attempts against ppo-job.submitter.maxAttempts, and the Job's final status and the submitter's verdict.
 
-`helm uninstall` during a run is test_pods.py's (the pre-delete hook stops it: STOPPED); the dashboard silent
-for a minute is tier 4's (test_submitter_faults.py). The tests run in file order on one release."""
+`helm uninstall` during a run is test_pods.py's (the pre-delete hook stops it: STOPPED). The tests run in file
+order on one release."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import time
 
 import pytest
@@ -63,17 +65,40 @@ def test_the_submitter_pod_deleted_while_the_ray_job_runs(release):
     print_row(result, "submitter pod deleted")
 
 
+def test_the_dashboard_silent_for_a_minute(release):
+    """The head's dashboard process stopped for 60 s (SIGSTOP: requests to it hang, and KubeRay's readiness
+    probe fails after 50 s), within the submitter's bound (ppo-job.submitter.dashboardTimeoutSeconds, 300 s by
+    default): the submitter waits, then follows the same Ray job on; each step's line printed once."""
+    run = start_run(release, "dashboard", LONG_STEPS)
+    restarts = release.restart_counts()
+    dashboard = release.process("head", "dashboard/dashboard.py")
+    os.kill(dashboard, signal.SIGSTOP)
+    try:
+        time.sleep(60)
+    finally:
+        os.kill(dashboard, signal.SIGCONT)
+    result = outcome(release, run)
+    assert_succeeded(result, run, attempts=1)
+    assert result.resumed_from == [1] and len(result.pods) == 1
+    assert "dashboard not answering" in result.logs and "dashboard answers again after" in result.logs, result.logs
+    assert "re-attaching" not in result.logs
+    for step in range(1, run.steps + 1):
+        assert result.logs.count(f"stand-in run: step {step} checkpointed\n") == 1, (step, result.logs)
+    assert release.restart_counts() == restarts  # the liveness probe allows 600 s
+    print("\n" + next(line for line in result.logs.splitlines() if "dashboard answers again" in line))
+    print_row(result, "dashboard silent 60 s (its process stopped)")
+
+
 def test_the_apiserver_restarted_mid_run(release):
     run = start_run(release, "apiserver")
-    pods = {p.metadata.name: p.status.container_statuses[0].restart_count for p in (release.pod("head"), release.pod("worker"))}
+    pods = release.restart_counts()
     ready_after = release.cluster.restart_apiserver(down_seconds=15)
     print(f"\nkube-apiserver ready {ready_after:.1f}s after its start (15 s down)")
     result = outcome(release, run)
     assert_succeeded(result, run, attempts=1)
     assert result.resumed_from == [1] and len(result.pods) == 1
     # Nothing was replaced or restarted while the API was away.
-    assert {p.metadata.name: p.status.container_statuses[0].restart_count
-            for p in (release.pod("head"), release.pod("worker"))} == pods
+    assert release.restart_counts() == pods
     print_row(result, "kube-apiserver restarted (15 s down)")
 
 

@@ -14,6 +14,7 @@ from kubernetes import client
 
 from support.realnode import PodCluster, python_in, ray_jobs
 from tools.localcluster import processes
+from tools.localcluster.realnode import pod_pids
 from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready
 
 
@@ -40,6 +41,16 @@ class PodRelease:
     @property
     def worker(self) -> str:
         return self.pod("worker").metadata.name
+
+    def restart_counts(self) -> dict[str, int]:
+        """The Ray pods' container restarts, by pod name."""
+        return {p.metadata.name: p.status.container_statuses[0].restart_count for p in map(self.pod, ("head", "worker"))}
+
+    def process(self, node_type: str, part: str) -> int:
+        """The pid, on this machine, of the one process of the node type's pod whose command line holds `part`."""
+        found = [pid for pid in pod_pids(self.pod(node_type).metadata.uid) if part in _command_line(pid)]
+        assert len(found) == 1, (part, found)
+        return found[0]
 
     def submitter_jobs(self) -> list[client.V1Job]:
         jobs = self.batch.list_namespaced_job(self.namespace, label_selector="app.kubernetes.io/component=ppo-job").items
@@ -82,6 +93,13 @@ class PodRelease:
     def new_job_after(self, known: set[str]) -> str:
         processes.wait_for("a new submitter Job", lambda: {j.metadata.name for j in self.submitter_jobs()} - known, 60)
         return next(j.metadata.name for j in self.submitter_jobs() if j.metadata.name not in known)
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:  # ended meanwhile
+        return ""
 
 
 @contextmanager

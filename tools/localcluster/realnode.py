@@ -189,14 +189,20 @@ def stop_real_node(state: Path) -> list[str]:
     return stopped
 
 
-def _kill_pod_processes() -> None:
-    """SIGKILL to every process still in the kubelet's pod cgroups (the pids hierarchy lists them all)."""
+def pod_pids(pod_uid: str = "") -> list[int]:
+    """The processes in the kubelet's pod cgroups (the pids hierarchy lists them all; cgroupfs names a pod's
+    cgroup pod<uid>): every pod's, or those of the pod with this uid."""
     top = Path("/sys/fs/cgroup/pids/kubepods")
     if not top.is_dir():
-        return
-    for procs in top.rglob("cgroup.procs"):
-        for pid in procs.read_text().split():
-            processes.kill(int(pid))
+        return []
+    pods = list(top.rglob(f"pod{pod_uid}")) if pod_uid else [top]
+    return sorted({int(pid) for pod in pods for procs in pod.rglob("cgroup.procs") for pid in procs.read_text().split()})
+
+
+def _kill_pod_processes() -> None:
+    """SIGKILL to every process still in the kubelet's pod cgroups."""
+    for pid in pod_pids():
+        processes.kill(pid)
 
 
 def _remove_cgroups() -> None:
