@@ -23,8 +23,8 @@ import time
 import pytest
 from kubernetes import client
 
-from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, Outcome, Run, assert_succeeded, \
-    copy_stand_ins, head_lost, outcome, print_row, run_sets, start_run
+from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, SUPERSEDED_STEPS, Outcome, Run, \
+    assert_succeeded, copy_stand_ins, head_lost, outcome, print_row, run_sets, start_run
 from support.podrelease import PodRelease, installed
 from tools.localcluster import processes
 from tools.localcluster.pods import terminated_exit_code
@@ -116,7 +116,7 @@ def test_an_upgrade_that_leaves_the_run_alone_during_a_run(release):
 def test_an_upgrade_that_changes_the_run_during_a_run(release):
     """The changed run supersedes the old one (its Ray job STOPPED, its Job gone) and resumes from its
     last checkpoint: the checkpoint directory is the same."""
-    old = start_run(release, "upgrade-changed", LONG_STEPS)
+    old = start_run(release, "upgrade-changed", SUPERSEDED_STEPS)
     known = {j.metadata.name for j in release.submitter_jobs()}
     release.upgrade(*old.sets, "--set-string", "ppo-job.runtimeEnv.env.STAND_IN_NOTE=changed")
     run = Run(release.new_job_after(known), old.checkpoints, old.sets, old.steps)

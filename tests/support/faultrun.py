@@ -23,6 +23,9 @@ MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
 # Steps of a run, and of a run that must outlast a new submitter pod (its start and preflight: half a minute
 # and more on 2 busy cores) after the fault.
 STEPS, LONG_STEPS, STEP_SECONDS, FAULT_AT = 12, 30, 3, 3
+# Steps of a run that an upgrade supersedes: it must outlast the new Job's pod until that pod stops it (the
+# upgrade, the pod's start, its wait for the cluster: the old run reached step 27 of 30 once, all 30 the next).
+SUPERSEDED_STEPS = 50
 MAX_ATTEMPTS = 3
 STAND_INS = [Path(__file__).resolve().parent / name for name in ("stand_in_ranks.py", "stand_in_steps.py")]
 STAND_IN_VALUES = ["-f", str(VALUES),
