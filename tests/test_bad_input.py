@@ -166,6 +166,10 @@ CASES = [
     Case("hf-rollout-ignores-n-in-verl-0.3", job(verlVersion="0.3.0.post1", algorithm={"name": "grpo"},
                                                  rollout={"name": "hf"}),
          "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
+    # Two responses, the fewest the HF rollout of veRL 0.3 ignores (PPO takes any n).
+    Case("hf-rollout-ignores-two-responses-in-verl-0.3", job(verlVersion="0.3.0.post1", rollout={"name": "hf",
+                                                                                             "responsesPerPrompt": 2}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
     Case("hf-rollout-gone-in-verl-0.9", job(verlVersion="0.9.1", rollout={"name": "hf"}), "ppo-job.rollout.name",
          mentions=["0.9.1"]),
     Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
