@@ -316,8 +316,9 @@ CASES = [
     Case("rayjob-queued-keeps-its-cluster", {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a"}},
                                              **job(rayJob={"shutdownAfterJobFinishes": False})},
          "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    # One second: the shortest TTL, so a rule that let a short one through fails here.
     Case("rayjob-ttl-without-shutdown", {"global": {"mode": "RayJob"},
-                                         **job(rayJob={"shutdownAfterJobFinishes": False, "ttlSecondsAfterFinished": 60})},
+                                         **job(rayJob={"shutdownAfterJobFinishes": False, "ttlSecondsAfterFinished": 1})},
          "ppo-job.rayJob.ttlSecondsAfterFinished"),
     Case("rayjob-deletion-rules-and-shutdown", {"global": {"mode": "RayJob"}, **job(rayJob={"deletionStrategy": {
         "deletionRules": [{"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED"}}]}})},
