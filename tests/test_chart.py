@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from support import helm as helm_cli
 from support.tools import ROOT
@@ -219,6 +220,21 @@ def test_network_policy_admits_the_release_pods(helm):
     job = next(d for d in documents if d["kind"] == "Job" and "annotations" not in d["metadata"])
     assert allowed.items() <= job["spec"]["template"]["metadata"]["labels"].items()
     assert "8265" not in str(policy["spec"]["ingress"][1:]), "dashboard closed without an Ingress"
+
+
+def test_every_object_carries_the_recommended_labels(helm):
+    """Helm's recommended labels, by which tools list and tell apart a release's objects: the app (part of
+    verl-ppo, its version), who manages it, and the chart that made it (a component's, with its version)."""
+    subcharts = [yaml.safe_load((ROOT / "charts" / "verl-ppo" / "charts" / name / "Chart.yaml").read_text())
+                 for name in ("storage", "raycluster", "ppo-job", "observability")]
+    made_by = {f"{chart['name']}-{chart['version']}" for chart in subcharts}
+    documents = helm_cli.template(helm, "--set", "global.tensorboard.enabled=true").documents()
+    for document in documents:
+        labels, where = document["metadata"].get("labels", {}), f"{document['kind']}/{document['metadata']['name']}"
+        assert labels.get("app.kubernetes.io/part-of") == "verl-ppo", where
+        assert labels.get("app.kubernetes.io/version") == subcharts[0]["appVersion"], where
+        assert labels.get("app.kubernetes.io/managed-by") == "Helm", where
+        assert labels.get("helm.sh/chart") in made_by, where
 
 
 def test_helm_test_pod_runs_the_submitter_check(helm):
