@@ -327,6 +327,8 @@ CASES = [
          "ppo-job.dashboardURL"),
     Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
         "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
+    Case("kueue-worker-group-named-head", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"groupName": "head"}}},
+         "raycluster.worker.groupName", mentions=["Kueue"]),
     Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
          "raycluster.queue.workloadPriorityClass"),
     Case("gcs-fault-tolerance-without-redis", ray(gcsFaultTolerance={"enabled": True}),
