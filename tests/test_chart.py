@@ -2,6 +2,7 @@
 rendered object passes strict schema validation (Kubernetes OpenAPI, KubeRay and prometheus-operator CRDs)."""
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -165,6 +166,25 @@ def test_queue_labels_for_gang_scheduling(helm):
     labels = cluster["metadata"]["labels"]
     assert labels["kueue.x-k8s.io/queue-name"] == "team-a"
     assert labels["ray.io/scheduler-name"] == "volcano" and labels["volcano.sh/queue-name"] == "gpu"
+
+
+# A lone ClusterQueue of two flavors: 4 + 2 GPUs (the second written as Kueue may write it back), CPUs beside them.
+CLUSTER_QUEUE = {"spec": {"resourceGroups": [{"flavors": [
+    {"resources": [{"name": "cpu", "nominalQuota": 64}, {"name": "nvidia.com/gpu", "nominalQuota": 4}]},
+    {"resources": [{"name": "nvidia.com/gpu", "nominalQuota": "2"}]}]}]}}
+
+
+def test_queue_gpu_quota_sums_the_gpu_resource_over_the_flavors(helm, tmp_path):
+    """The quota that a release larger than its ClusterQueue's is refused against (read with lookup on install:
+    helm template has no cluster, so the helper is rendered here from a template added to a copy of the chart)."""
+    chart = tmp_path / "verl-ppo"
+    shutil.copytree(ROOT / "charts" / "verl-ppo", chart)
+    probe = f'{{{{ include "raycluster.queueGpuQuota" (dict "clusterQueue" (fromJson `{json.dumps(CLUSTER_QUEUE)}`) ' \
+            '"resource" "nvidia.com/gpu") }}'
+    (chart / "templates" / "probe.yaml").write_text(f"quota: {probe}\n")
+    result = helm_cli.template(helm, "--show-only", "templates/probe.yaml", chart=chart)
+    assert result.returncode == 0, result.output
+    assert result.documents() == [{"quota": 6}]
 
 
 NGINX_PEERS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
