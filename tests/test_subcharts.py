@@ -155,3 +155,16 @@ def test_generator_check_checks_a_component_alone(standalone, capsys):
     assert generator_main(["check", "--chart", chart, *CLAIM]) == 0, capsys.readouterr().out
     assert generator_main(["check", "--chart", chart, *CLAIM, "--set", "actor.ppoMicroBatchSizePerGpu=7"]) == 1
     assert "actor.ppoMicroBatchSizePerGpu=7: must divide 16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("umbrella", ["elsewhere", "holding-it"])
+def test_generator_check_checks_a_component_alone_with_its_extra_args(standalone, capsys, monkeypatch, umbrella):
+    """ppo-job alone: its extraArgs meet veRL's config as under the umbrella, named without the umbrella's prefix;
+    also with the umbrella one level up, holding it in its charts/ (as --chart's help names it: a path that
+    begins with the umbrella's)."""
+    chart = standalone["ppo-job"]
+    if umbrella == "holding-it":
+        monkeypatch.setattr(paths, "CHART", chart.parent.parent)
+    args = ["check", "--chart", str(chart), *CLAIM, "--set", "extraArgs[0]=trainer.val_before_trian=False"]
+    assert generator_main(args) == 1
+    assert ": extraArgs[0]=trainer.val_before_trian=False: is rejected by veRL" in capsys.readouterr().out
