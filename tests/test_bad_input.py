@@ -649,7 +649,8 @@ EVERY_KIND_BROKEN = {
                 "trainer": {"logger": [], "projectName": "..", "checkpointDir": "relative"},
                 "rollout": {"gpuMemoryUtilization": 0.99, "tensorModelParallelSize": 3}, "model": {"path": "/data/x\ny"},
                 "extraArgs": ["ab"], "runtimeEnv": {"env": {"BAD KEY": "1", "OK": {"a": 1}}}, "verlVersion": 0.4,
-                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06}},
+                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06},
+                "critic": {"lr": -1e-05}},  # the largest exponent Go prints a number with (as does Python's repr)
     "raycluster": {"head": {"resources": {"cpu": "0m", "memory": "1 Gi"}, "rayStartParams": {"Bad\tKey": 1}, "unknownKey": True},
                    "extraSecretEnv": {"A": {"secretName": "s"}}, "tolerations": [{"operator": "Exist", "effect": 5}],
                    "ingress": {"host": "X" * 80}},
