@@ -309,6 +309,8 @@ CASES = [
     Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
     Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
          mentions=["raycluster.credentials.wandb.secretName"]),
+    Case("wandb-logger-with-another-secret-in-env", job(trainer={"logger": ["console", "wandb"]}) | ray(
+        env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]), "ppo-job.trainer.logger"),
     Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
     # RayJob mode and queues (KubeRay's and Kueue's own refusals, caught before anything is applied).
     Case("unknown-mode", {"global": {"mode": "Job"}}, "global.mode", layer="schema"),
