@@ -126,6 +126,13 @@ def test_no_gpu_worker_rule_past_the_schema(helm, standalone_without_schema):
     assert result.returncode != 0 and "  - global.gpu.nodes=0: leaves no GPU worker" in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("name", ["raycluster", "ppo-job"])
+def test_rayjob_mode_needs_the_umbrella_by_each_components_own_rule(helm, standalone, name):
+    """The RayJob embeds both components' specs: only the umbrella renders it, so a component alone refuses the mode."""
+    result = render(helm, standalone[name], *CLAIM, "--set", "global.mode=RayJob")
+    assert result.returncode != 0 and "  - global.mode=RayJob: needs the umbrella chart" in result.stderr, result.stderr
+
+
 def test_the_umbrella_checks_once_with_every_component_in_view(helm):
     """Under the umbrella only its own call of the rulebook runs: one failure, not one per component."""
     result = helm_cli.template(helm, "--set", "raycluster.head.serviceType=LoadBalancer",
