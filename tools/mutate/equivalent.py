@@ -10,6 +10,10 @@ _ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one
 _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
 
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
+_SCHEMAFINDINGS = "generator/schemafindings.py"
+_FROM_1E21 = ("a float that is not whole is below 2**52 (every float from there on is whole, and whole ones are "
+              "printed as integers first), so its exponent is at most 15 and the test against 21 never decides")
+_SHOWN_FLOAT = "text = (str(int(value)) if value.is_integer() else repr(value) if exponent < -4 or exponent {}"
 
 EQUIVALENT: dict[tuple[str, str], str] = {
     (_SUBMITTER, 'if ended and (tail.complete or time.monotonic() > (drain_deadline or float("inf"))):'):
@@ -19,6 +23,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "\"SUCCEEDED\" in string order",
     (_SUBMITTER, "BUSY_HEAD_SECONDS = 61"):
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
+    (_SCHEMAFINDINGS, _SHOWN_FLOAT.format(">= 20")): _FROM_1E21,
+    (_SCHEMAFINDINGS, _SHOWN_FLOAT.format("== 21")): _FROM_1E21,
     ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
         _ONE_CONTAINER,
     ("generator/summary.py", 'limits = head["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
