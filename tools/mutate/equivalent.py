@@ -11,6 +11,8 @@ _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; compari
 
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 _SCHEMAFINDINGS = "generator/schemafindings.py"
+_HELM_TIMEOUT = ("a tuning figure: a helm template run takes seconds, so a second more or less matters only to a "
+                 "Helm that hangs")
 _FROM_1E21 = ("a float that is not whole is below 2**52 (every float from there on is whole, and whole ones are "
               "printed as integers first), so its exponent is at most 15 and the test against 21 never decides")
 _SHOWN_FLOAT = "text = (str(int(value)) if value.is_integer() else repr(value) if exponent < -4 or exponent {}"
@@ -25,6 +27,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
     (_SCHEMAFINDINGS, _SHOWN_FLOAT.format(">= 20")): _FROM_1E21,
     (_SCHEMAFINDINGS, _SHOWN_FLOAT.format("== 21")): _FROM_1E21,
+    ("generator/helmvalues.py", "@dataclass(frozen=False)"): "nothing assigns to a HelmInputs or hashes it",
+    ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=121)"):
+        _HELM_TIMEOUT,
+    ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=119)"):
+        _HELM_TIMEOUT,
+    ("generator/helmvalues.py", "atexit.register(shutil.rmtree, root, ignore_errors=False)"):
+        "only this handler removes the copy, so at exit it is there and rmtree meets no error (and an error in an "
+        "exit handler changes neither the output nor the exit status)",
+    ("generator/helmvalues.py", 'return json.loads(done.stdout.split("\\n", 3)[2])  # after "---" and "# Source: ..."'):
+        "toJson prints .Values on one line: split once more, the third part is the same",
     ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
         _ONE_CONTAINER,
     ("generator/summary.py", 'limits = head["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
