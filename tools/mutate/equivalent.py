@@ -11,6 +11,8 @@ _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; compari
 
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 _SCHEMAFINDINGS = "generator/schemafindings.py"
+_NO_EXTRA_ARGS = ("another chart than ppo-job (any other component, the umbrella elsewhere) has no top-level "
+                  "extraArgs (its schema refuses unknown keys and is checked first), so looking for them finds none")
 _HELM_TIMEOUT = ("a tuning figure: a helm template run takes seconds, so a second more or less matters only to a "
                  "Helm that hangs")
 _FROM_1E21 = ("a float that is not whole is below 2**52 (every float from there on is whole, and whole ones are "
@@ -67,6 +69,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                            'paths.SUBCHARTS else chart / "README.md"'):
         "a path above the umbrella's (a component's chart) has no top-level key named after a component: its schema "
         "refuses unknown keys, so the second condition decides alone",
+    ("generator/check.py", 'if (umbrella or chart.name >= "ppo-job") and job and job.get("enabled", True):'):
+        _NO_EXTRA_ARGS,
+    ("generator/check.py", 'if (umbrella or chart.name <= "ppo-job") and job and job.get("enabled", True):'):
+        _NO_EXTRA_ARGS,
     ("generator/check.py", 'head = path.split(".", 2)[0]'): "the first part is the same for any split count above 0",
     ("generator/verltypes.py", 'if len(parts) <= 1 and parts[0].startswith("Optional[") and parts[0].endswith("]"):'):
         "no veRL field is annotated None alone, so parts is never empty here",
