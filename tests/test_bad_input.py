@@ -166,6 +166,10 @@ CASES = [
     Case("hf-rollout-ignores-n-in-verl-0.3", job(verlVersion="0.3.0.post1", algorithm={"name": "grpo"},
                                                  rollout={"name": "hf"}),
          "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
+    # Two responses, the fewest the HF rollout of veRL 0.3 ignores (PPO takes any n).
+    Case("hf-rollout-ignores-two-responses-in-verl-0.3", job(verlVersion="0.3.0.post1", rollout={"name": "hf",
+                                                                                             "responsesPerPrompt": 2}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
     Case("hf-rollout-gone-in-verl-0.9", job(verlVersion="0.9.1", rollout={"name": "hf"}), "ppo-job.rollout.name",
          mentions=["0.9.1"]),
     Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
@@ -305,6 +309,8 @@ CASES = [
     Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
     Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
          mentions=["raycluster.credentials.wandb.secretName"]),
+    Case("wandb-logger-with-another-secret-in-env", job(trainer={"logger": ["console", "wandb"]}) | ray(
+        env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]), "ppo-job.trainer.logger"),
     Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
     # RayJob mode and queues (KubeRay's and Kueue's own refusals, caught before anything is applied).
     Case("unknown-mode", {"global": {"mode": "Job"}}, "global.mode", layer="schema"),
@@ -312,8 +318,9 @@ CASES = [
     Case("rayjob-queued-keeps-its-cluster", {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a"}},
                                              **job(rayJob={"shutdownAfterJobFinishes": False})},
          "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    # One second: the shortest TTL, so a rule that let a short one through fails here.
     Case("rayjob-ttl-without-shutdown", {"global": {"mode": "RayJob"},
-                                         **job(rayJob={"shutdownAfterJobFinishes": False, "ttlSecondsAfterFinished": 60})},
+                                         **job(rayJob={"shutdownAfterJobFinishes": False, "ttlSecondsAfterFinished": 1})},
          "ppo-job.rayJob.ttlSecondsAfterFinished"),
     Case("rayjob-deletion-rules-and-shutdown", {"global": {"mode": "RayJob"}, **job(rayJob={"deletionStrategy": {
         "deletionRules": [{"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED"}}]}})},
@@ -322,6 +329,8 @@ CASES = [
          "ppo-job.dashboardURL"),
     Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
         "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
+    Case("kueue-worker-group-named-head", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"groupName": "head"}}},
+         "raycluster.worker.groupName", mentions=["Kueue"]),
     Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
          "raycluster.queue.workloadPriorityClass"),
     Case("gcs-fault-tolerance-without-redis", ray(gcsFaultTolerance={"enabled": True}),
@@ -642,7 +651,8 @@ EVERY_KIND_BROKEN = {
                 "trainer": {"logger": [], "projectName": "..", "checkpointDir": "relative"},
                 "rollout": {"gpuMemoryUtilization": 0.99, "tensorModelParallelSize": 3}, "model": {"path": "/data/x\ny"},
                 "extraArgs": ["ab"], "runtimeEnv": {"env": {"BAD KEY": "1", "OK": {"a": 1}}}, "verlVersion": 0.4,
-                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06}},
+                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06},
+                "critic": {"lr": -1e-05}},  # the largest exponent Go prints a number with (as does Python's repr)
     "raycluster": {"head": {"resources": {"cpu": "0m", "memory": "1 Gi"}, "rayStartParams": {"Bad\tKey": 1}, "unknownKey": True},
                    "extraSecretEnv": {"A": {"secretName": "s"}}, "tolerations": [{"operator": "Exist", "effect": 5}],
                    "ingress": {"host": "X" * 80}},

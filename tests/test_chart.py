@@ -2,10 +2,12 @@
 rendered object passes strict schema validation (Kubernetes OpenAPI, KubeRay and prometheus-operator CRDs)."""
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from support import helm as helm_cli
 from support.tools import ROOT
@@ -166,6 +168,25 @@ def test_queue_labels_for_gang_scheduling(helm):
     assert labels["ray.io/scheduler-name"] == "volcano" and labels["volcano.sh/queue-name"] == "gpu"
 
 
+# A lone ClusterQueue of two flavors: 4 + 2 GPUs (the second written as Kueue may write it back), CPUs beside them.
+CLUSTER_QUEUE = {"spec": {"resourceGroups": [{"flavors": [
+    {"resources": [{"name": "cpu", "nominalQuota": 64}, {"name": "nvidia.com/gpu", "nominalQuota": 4}]},
+    {"resources": [{"name": "nvidia.com/gpu", "nominalQuota": "2"}]}]}]}}
+
+
+def test_queue_gpu_quota_sums_the_gpu_resource_over_the_flavors(helm, tmp_path):
+    """The quota that a release larger than its ClusterQueue's is refused against (read with lookup on install:
+    helm template has no cluster, so the helper is rendered here from a template added to a copy of the chart)."""
+    chart = tmp_path / "verl-ppo"
+    shutil.copytree(ROOT / "charts" / "verl-ppo", chart)
+    probe = f'{{{{ include "raycluster.queueGpuQuota" (dict "clusterQueue" (fromJson `{json.dumps(CLUSTER_QUEUE)}`) ' \
+            '"resource" "nvidia.com/gpu") }}'
+    (chart / "templates" / "probe.yaml").write_text(f"quota: {probe}\n")
+    result = helm_cli.template(helm, "--show-only", "templates/probe.yaml", chart=chart)
+    assert result.returncode == 0, result.output
+    assert result.documents() == [{"quota": 6}]
+
+
 NGINX_PEERS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}
 
 
@@ -219,6 +240,21 @@ def test_network_policy_admits_the_release_pods(helm):
     job = next(d for d in documents if d["kind"] == "Job" and "annotations" not in d["metadata"])
     assert allowed.items() <= job["spec"]["template"]["metadata"]["labels"].items()
     assert "8265" not in str(policy["spec"]["ingress"][1:]), "dashboard closed without an Ingress"
+
+
+def test_every_object_carries_the_recommended_labels(helm):
+    """Helm's recommended labels, by which tools list and tell apart a release's objects: the app (part of
+    verl-ppo, its version), who manages it, and the chart that made it (a component's, with its version)."""
+    subcharts = [yaml.safe_load((ROOT / "charts" / "verl-ppo" / "charts" / name / "Chart.yaml").read_text())
+                 for name in ("storage", "raycluster", "ppo-job", "observability")]
+    made_by = {f"{chart['name']}-{chart['version']}" for chart in subcharts}
+    documents = helm_cli.template(helm, "--set", "global.tensorboard.enabled=true").documents()
+    for document in documents:
+        labels, where = document["metadata"].get("labels", {}), f"{document['kind']}/{document['metadata']['name']}"
+        assert labels.get("app.kubernetes.io/part-of") == "verl-ppo", where
+        assert labels.get("app.kubernetes.io/version") == subcharts[0]["appVersion"], where
+        assert labels.get("app.kubernetes.io/managed-by") == "Helm", where
+        assert labels.get("helm.sh/chart") in made_by, where
 
 
 def test_helm_test_pod_runs_the_submitter_check(helm):

@@ -16,10 +16,15 @@ from support import helm as helm_cli
 CATALOG = load_catalog()
 
 
+# Cases given as --set flags: the defaults (the guide's two nodes), and the preparation Job (off by default).
+SET_CASES = {"defaults": (), "prepare-job": ("--set", "ppo-job.prepare.enabled=true")}
+CASES = [*SET_CASES, "h800-80g-x8"]
+
+
 def values_args(case: str, tmp_path: Path) -> tuple[str, ...]:
-    """The chart's defaults (the guide's two nodes), or a shape's values rendered for three nodes."""
-    if case == "defaults":
-        return ()
+    """A case's --set flags, or a shape's values rendered for three nodes."""
+    if case in SET_CASES:
+        return SET_CASES[case]
     values = tmp_path / f"{case}.yaml"
     values.write_text(render_shape(CATALOG.shapes[case], CATALOG.models["qwen2.5-0.5b"], RunShape(nodes=3)))
     return ("-f", str(values))
@@ -41,7 +46,7 @@ def pod_templates(documents: list[dict]) -> dict[str, dict]:
     return found
 
 
-@pytest.mark.parametrize("case", ["defaults", "h800-80g-x8"])
+@pytest.mark.parametrize("case", CASES)
 def test_every_pod_that_speaks_to_ray_carries_the_admitted_labels(helm, case, tmp_path):
     result = helm_cli.template(helm, *values_args(case, tmp_path))
     assert result.returncode == 0, result.output
@@ -59,7 +64,7 @@ def test_every_pod_that_speaks_to_ray_carries_the_admitted_labels(helm, case, tm
     assert missing == {}, f"pods the policy would cut off from Ray (needs {admitted})"
 
 
-@pytest.mark.parametrize("case", ["defaults", "h800-80g-x8"])
+@pytest.mark.parametrize("case", CASES)
 def test_every_pod_template_carries_the_releases_selector_labels(helm, case, tmp_path):
     """What selects the release's pods (kubectl -l, the tests' release_pods, a user's policies):
     app.kubernetes.io/name and /instance, and a component, on the Ray pods as on the others."""

@@ -158,6 +158,16 @@ def passes(*files: Path) -> list[str]:
     return [str(finding) for finding in check(paths.CHART, HelmInputs(files=files)).findings]
 
 
+def test_helm_values_are_merged_through_one_copy_of_the_chart(tmp_path: Path, monkeypatch):
+    """Each merge of values (a generator check of many files: one per file) reads the same values-only copy of
+    the chart, made once per process, not a chart's worth of files copied each time."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert chart_values() == chart_values()
+    assert len(list(tmp_path.glob("verl-ppo-values-*"))) <= 1  # none: an earlier test of this process made it
+
+
 def test_every_values_file_passes_check():
     for path in sorted(paths.VALUES_DIR.glob("*.yaml")):
         assert passes(path) == [], path

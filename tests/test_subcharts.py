@@ -126,6 +126,13 @@ def test_no_gpu_worker_rule_past_the_schema(helm, standalone_without_schema):
     assert result.returncode != 0 and "  - global.gpu.nodes=0: leaves no GPU worker" in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("name", ["raycluster", "ppo-job"])
+def test_rayjob_mode_needs_the_umbrella_by_each_components_own_rule(helm, standalone, name):
+    """The RayJob embeds both components' specs: only the umbrella renders it, so a component alone refuses the mode."""
+    result = render(helm, standalone[name], *CLAIM, "--set", "global.mode=RayJob")
+    assert result.returncode != 0 and "  - global.mode=RayJob: needs the umbrella chart" in result.stderr, result.stderr
+
+
 def test_the_umbrella_checks_once_with_every_component_in_view(helm):
     """Under the umbrella only its own call of the rulebook runs: one failure, not one per component."""
     result = helm_cli.template(helm, "--set", "raycluster.head.serviceType=LoadBalancer",
@@ -155,3 +162,16 @@ def test_generator_check_checks_a_component_alone(standalone, capsys):
     assert generator_main(["check", "--chart", chart, *CLAIM]) == 0, capsys.readouterr().out
     assert generator_main(["check", "--chart", chart, *CLAIM, "--set", "actor.ppoMicroBatchSizePerGpu=7"]) == 1
     assert "actor.ppoMicroBatchSizePerGpu=7: must divide 16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("umbrella", ["elsewhere", "holding-it"])
+def test_generator_check_checks_a_component_alone_with_its_extra_args(standalone, capsys, monkeypatch, umbrella):
+    """ppo-job alone: its extraArgs meet veRL's config as under the umbrella, named without the umbrella's prefix;
+    also with the umbrella one level up, holding it in its charts/ (as --chart's help names it: a path that
+    begins with the umbrella's)."""
+    chart = standalone["ppo-job"]
+    if umbrella == "holding-it":
+        monkeypatch.setattr(paths, "CHART", chart.parent.parent)
+    args = ["check", "--chart", str(chart), *CLAIM, "--set", "extraArgs[0]=trainer.val_before_trian=False"]
+    assert generator_main(args) == 1
+    assert ": extraArgs[0]=trainer.val_before_trian=False: is rejected by veRL" in capsys.readouterr().out

@@ -10,6 +10,14 @@ _ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one
 _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
 
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
+_SCHEMAFINDINGS = "generator/schemafindings.py"
+_NO_EXTRA_ARGS = ("another chart than ppo-job (any other component, the umbrella elsewhere) has no top-level "
+                  "extraArgs (its schema refuses unknown keys and is checked first), so looking for them finds none")
+_HELM_TIMEOUT = ("a tuning figure: a helm template run takes seconds, so a second more or less matters only to a "
+                 "Helm that hangs")
+_FROM_1E21 = ("a float that is not whole is below 2**52 (every float from there on is whole, and whole ones are "
+              "printed as integers first), so its exponent is at most 15 and the test against 21 never decides")
+_SHOWN_FLOAT = "text = (str(int(value)) if value.is_integer() else repr(value) if exponent < -4 or exponent {}"
 
 EQUIVALENT: dict[tuple[str, str], str] = {
     (_SUBMITTER, 'if ended and (tail.complete or time.monotonic() > (drain_deadline or float("inf"))):'):
@@ -19,6 +27,18 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "\"SUCCEEDED\" in string order",
     (_SUBMITTER, "BUSY_HEAD_SECONDS = 61"):
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
+    (_SCHEMAFINDINGS, _SHOWN_FLOAT.format(">= 20")): _FROM_1E21,
+    (_SCHEMAFINDINGS, _SHOWN_FLOAT.format("== 21")): _FROM_1E21,
+    ("generator/helmvalues.py", "@dataclass(frozen=False)"): "nothing assigns to a HelmInputs or hashes it",
+    ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=121)"):
+        _HELM_TIMEOUT,
+    ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=119)"):
+        _HELM_TIMEOUT,
+    ("generator/helmvalues.py", "atexit.register(shutil.rmtree, root, ignore_errors=False)"):
+        "only this handler removes the copy, so at exit it is there and rmtree meets no error (and an error in an "
+        "exit handler changes neither the output nor the exit status)",
+    ("generator/helmvalues.py", 'return json.loads(done.stdout.split("\\n", 3)[2])  # after "---" and "# Source: ..."'):
+        "toJson prints .Values on one line: split once more, the third part is the same",
     ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
         _ONE_CONTAINER,
     ("generator/summary.py", 'limits = head["containers"][-1]["resources"]["limits"]'): _ONE_CONTAINER,
@@ -49,6 +69,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                            'paths.SUBCHARTS else chart / "README.md"'):
         "a path above the umbrella's (a component's chart) has no top-level key named after a component: its schema "
         "refuses unknown keys, so the second condition decides alone",
+    ("generator/check.py", 'if (umbrella or chart.name >= "ppo-job") and job and job.get("enabled", True):'):
+        _NO_EXTRA_ARGS,
+    ("generator/check.py", 'if (umbrella or chart.name <= "ppo-job") and job and job.get("enabled", True):'):
+        _NO_EXTRA_ARGS,
     ("generator/check.py", 'head = path.split(".", 2)[0]'): "the first part is the same for any split count above 0",
     ("generator/verltypes.py", 'if len(parts) <= 1 and parts[0].startswith("Optional[") and parts[0].endswith("]"):'):
         "no veRL field is annotated None alone, so parts is never empty here",

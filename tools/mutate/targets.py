@@ -21,7 +21,20 @@ CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_sub
          "not helm3 and (set_flags or every_broken or set_forms or check_types or cannot_read or "
          "generator_check_rejects_a or generator_check_rejects_an or not_there or checks_a_component_alone "
          "or check_findings)")
-# `Path / "name"` replaced by another operator fails at import, in every test: nothing to learn from it.
+# generator check's cases of a second or so each: its findings, veRL's config, a component alone, Helm's refusals.
+CHECK_FAST = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
+              "not helm3 and (check_findings or generator_check_rejects_a_misspelled or generator_check_rejects_an_extra "
+              "or not_there or checks_a_component_alone or cannot_read or set_flags)")
+# The schema's words (jsonschema errors made findings), checked alike by Helm and generator check: every kind of
+# constraint broken at once, the findings' own cases and the fix sentences, before the CHECK cases.
+SCHEMA_WORDS = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
+                "not helm3 and (check_findings or word_the_schema or fix_sentence)")
+# Helm's merge of the values: the forms of --set and files Helm reads its own way, the chart's values-only copy
+# made once, then the CHECK cases.
+HELM_VALUES = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
+               "not helm3 and (check_findings or cannot_read or check_types or set_forms or merged_through_one_copy)")
+# `Path / "name"` replaced by another operator fails at import (paths.py) or at the first Helm run (the Helm
+# binary's path in helmvalues.py), in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
 # The submitter: its unit tests first (a second), then the Ray-head cases of the function a mutant changed.
@@ -88,8 +101,11 @@ PYTHON_TARGETS = (
     # Timeouts far above a run at load 12: a timeout counts as killed, so it must mean a hang.
     PythonTarget("generator/verlconfig.py", VERL, 600.0),
     PythonTarget("generator/verltypes.py", VERL, 600.0),
-    PythonTarget("generator/check.py", (), 900.0, stages=Stages(fast=("tests/test_bad_input.py", "-k", "check_findings"),
-                                                                 slow_default=CHECK)),
+    PythonTarget("generator/check.py", (), 900.0, stages=Stages(fast=CHECK_FAST, slow_default=CHECK)),
+    PythonTarget("generator/finding.py", (), 900.0, stages=Stages(fast=SCHEMA_WORDS, slow_default=CHECK)),
+    PythonTarget("generator/schemafindings.py", (), 900.0, stages=Stages(fast=SCHEMA_WORDS, slow_default=CHECK)),
+    PythonTarget("generator/helmvalues.py", (), 900.0, stages=Stages(fast=HELM_VALUES, slow_default=CHECK),
+                 excluded=PATH_DIVISION),
     PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "tests/test_summary.py",
                                       "tests/test_cluster_discover.py", "-k",
                                       "not helm3 and (cli or render_algorithm or render_names or set_flags or "

@@ -32,9 +32,12 @@ NICE = ["nice", "-n", "10"]
 RULE_FIELD = re.compile(r'"field" (?:\(printf )?"(?:%s)?([A-Za-z][\w.]*)"')
 BAD_INPUT = "tests/test_bad_input.py"
 # Every bad input (a dropped rule lets its case through), and valid values rendered (a flipped rule fails them).
-RULE_TESTS = ("tests/test_bad_input.py", "tests/test_observability_chart.py", "tests/test_subcharts.py", "-k",
+# The Kueue quota a release is held against (read with lookup: only its helper renders without a cluster).
+RULE_TESTS = ("tests/test_bad_input.py", "tests/test_observability_chart.py", "tests/test_subcharts.py",
+              "tests/test_chart.py", "-k",
               "not helm3 and (rejects_and_names or behind_the_schema or bad_observability or every_broken_rule "
-              "or podmonitor_forced or set_forms or check_types or at_a_rules_limit or no_gpu_worker or own_rule)")
+              "or podmonitor_forced or set_forms or check_types or at_a_rules_limit or no_gpu_worker or own_rule "
+              "or queue_gpu_quota)")
 # A component's own validate.yaml runs only when it is installed alone.
 STANDALONE_TESTS = ("tests/test_subcharts.py", "-k", "not helm3 and (own_rule or rulebook_with_its_own or checks_a_component_alone)")
 RENDER_TESTS = ("tests/test_chart_networkpolicy.py", "tests/test_chart.py", "tests/test_observability_chart.py", "-k",
