@@ -93,6 +93,8 @@ PYTHON_TARGETS = (
     PythonTarget("generator/schema.py", (GENERATOR, "-k", "schema")),
     PythonTarget("generator/valuesdoc.py", ("tests/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
+    PythonTarget("generator/algorithms.py", (GENERATOR, "-k", "algorithm or critic")),
+    PythonTarget("generator/globals.py", (GENERATOR, "-k", "global")),
     PythonTarget("generator/dashboards.py", ("tests/test_dashboards.py", "tests/test_observability_chart.py", "-k",
                                              "dashboards_are or pinned")),
     PythonTarget("generator/paths.py", ("tests/test_paths.py", GENERATOR, "tests/test_verl_config.py", "-k",
