@@ -4,17 +4,13 @@ model the chart renders for it, never with a copy of them."""
 
 from __future__ import annotations
 
-import atexit
-import json
 import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from generator import paths
-from generator.helmvalues import helm_binary
+from generator.helmvalues import HelmInputs, scratch_dir, shown_json
 
 TABLE_TEMPLATE = paths.subchart_dir("ppo-job") / "templates" / "_algorithms.tpl"
 
@@ -35,8 +31,7 @@ class Algorithm:
 
 def _table_chart() -> Path:
     """A chart of the table's template alone and one template printing it: no rule, no library."""
-    root = Path(tempfile.mkdtemp(prefix="verl-ppo-algorithms-"))
-    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    root = scratch_dir("verl-ppo-algorithms-")
     (root / "templates").mkdir()
     (root / "Chart.yaml").write_text("apiVersion: v2\nname: algorithms\nversion: 0.0.0\n")
     shutil.copy(TABLE_TEMPLATE, root / "templates" / TABLE_TEMPLATE.name)
@@ -46,9 +41,7 @@ def _table_chart() -> Path:
 
 @lru_cache(maxsize=None)
 def algorithms() -> dict[str, Algorithm]:
-    command = [str(helm_binary()), "template", "algorithms", str(_table_chart()), "--show-only", "templates/table.json"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
-    table = json.loads(done.stdout.split("\n", 2)[2])  # after "---" and "# Source: ..."
+    table = shown_json(_table_chart(), "templates/table.json", HelmInputs(release="algorithms"))
     return {
         name: Algorithm(name, entry["critic"], entry["kl"], entry["responsesPerPrompt"], tuple(entry["versions"]))
         for name, entry in table.items()

@@ -21,7 +21,7 @@ def global_block(umbrella_values: str) -> str:
     lines = umbrella_values.splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith("global:"))
     end = next((i for i in range(start + 1, len(lines)) if _TOP_LEVEL_KEY.match(lines[i])), len(lines))
-    while end > start and not lines[end - 1].startswith(" "):  # comments and blanks of the next section
+    while end > start + 1 and not lines[end - 1].startswith(" "):  # comments and blanks of the next section
         end -= 1
     return "".join(lines[start:end])
 

@@ -61,13 +61,27 @@ def template(chart: Path, inputs: HelmInputs, *extra: str) -> subprocess.Complet
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
+def scratch_dir(prefix: str) -> Path:
+    """A temporary directory, removed when the process exits."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def shown_json(chart: Path, template_path: str, inputs: HelmInputs = HelmInputs()) -> Any:
+    """What one template of the chart prints (`helm template --show-only`), read as JSON; ValueError with
+    Helm's message if Helm refuses."""
+    done = template(chart, inputs, "--show-only", template_path)
+    if done.returncode:
+        raise ValueError(done.stderr.strip())
+    return json.loads(done.stdout.split("\n", 2)[2])  # after "---" and "# Source: ..."
+
+
 @lru_cache(maxsize=None)
 def _values_only_copy(chart: Path) -> Path:
     """A copy of the chart whose only template prints .Values: no rule runs, no schema is applied, so
     even a values file the chart rejects can be read back as Helm merged it."""
-    root = Path(tempfile.mkdtemp(prefix="verl-ppo-values-"))
-    atexit.register(shutil.rmtree, root, ignore_errors=True)
-    copy = root / chart.name
+    copy = scratch_dir("verl-ppo-values-") / chart.name
     shutil.copytree(chart, copy, ignore=shutil.ignore_patterns("templates", "values.schema.json", "dashboards", "files"))
     (copy / "templates").mkdir()
     (copy / "templates" / "values.json").write_text(_DUMP_TEMPLATE)
@@ -76,10 +90,7 @@ def _values_only_copy(chart: Path) -> Path:
 
 def merged_values(chart: Path, inputs: HelmInputs) -> dict[str, Any]:
     """The values the chart's templates get, as a dict; ValueError with Helm's message if Helm refuses them."""
-    done = template(_values_only_copy(chart.resolve()), inputs, "--show-only", "templates/values.json")
-    if done.returncode:
-        raise ValueError(done.stderr.strip())
-    return json.loads(done.stdout.split("\n", 2)[2])  # after "---" and "# Source: ..."
+    return shown_json(_values_only_copy(chart.resolve()), "templates/values.json", inputs)
 
 
 def chart_values(*files: Path) -> dict[str, Any]:

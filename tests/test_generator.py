@@ -145,6 +145,17 @@ def test_subcharts_carry_the_umbrellas_global_defaults():
         assert yaml.safe_load(text)["global"] == chart_values()["global"]
 
 
+@pytest.mark.parametrize("values, block", [
+    # The next section's comments and blank lines are not the block's.
+    ("a: 1\nglobal:\n  x: 1\n\n# -- the next section\nb: 2\n", "global:\n  x: 1\n"),
+    # A section right after an empty global ends it there, not at a later key.
+    ("global: {}\nb:\n  y: 1\nc: 3\n", "global: {}\n"),
+    ("global: {}\n", "global: {}\n"),
+])
+def test_the_global_block_is_the_global_section_alone(values, block):
+    assert chart_globals.global_block(values) == block
+
+
 def test_chart_readmes_are_generated_from_values_comments():
     for path, text in readmes().items():
         assert path.read_text() == text, f"{path}: run python -m generator docs"
@@ -284,6 +295,8 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
     assert "responsesPerPrompt" not in grpo["rollout"], "the chart's default n for the algorithm applies"
     dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2), ALGORITHMS["dapo"], "0.9.1"))
     assert dapo["ppo-job"]["verlVersion"] == "0.9.1" and "ref" not in dapo["ppo-job"]
+    rloo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["rloo"], 2), ALGORITHMS["rloo"]))["ppo-job"]
+    assert "ref" in rloo, "a KL term in the reward needs the reference model's log-probs too"
 
 
 @pytest.mark.parametrize("name", ["grpo", "rloo", "reinforce++", "dapo"])
