@@ -151,6 +151,7 @@ def test_subcharts_carry_the_umbrellas_global_defaults():
     # A section right after an empty global ends it there, not at a later key.
     ("global: {}\nb:\n  y: 1\nc: 3\n", "global: {}\n"),
     ("global: {}\n", "global: {}\n"),
+    ("global: {}\n# -- the next section\nb: 1\n", "global: {}\n"),
 ])
 def test_the_global_block_is_the_global_section_alone(values, block):
     assert chart_globals.global_block(values) == block
@@ -286,6 +287,11 @@ def test_n_responses_enter_the_batch_arithmetic():
     # 16 responses (DAPO) on 8 GPUs: 128 samples a mini batch per GPU leave memory as the only bound.
     dapo = size(CATALOG.shapes["h200-141g-x8"], MODEL, run_for(ALGORITHMS["dapo"], 1))
     assert dapo.micro_batch == 16
+
+
+def test_the_algorithm_table_is_read_from_the_chart_once():
+    """Each read is a Helm run; sizing and rendering ask for the table many times a command."""
+    assert algorithms() is algorithms()
 
 
 def test_critic_free_values_have_no_critic_and_name_their_algorithm():
