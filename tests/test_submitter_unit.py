@@ -423,6 +423,23 @@ def test_the_uninstall_hook_never_fails_on_a_head_gone_while_it_waits(capsys):
     assert "could not see the stopped runs end" in capsys.readouterr().out
 
 
+def test_the_uninstall_hook_tries_a_busy_head_again_until_its_bound(monkeypatch, capsys):
+    monkeypatch.setattr(submitter, "STOP_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(submitter, "BUSY_HEAD_SECONDS", 0.1)
+    with within(10):
+        assert submitter.stop_release_jobs(AnsweredHead([http_error(503)]), settings()) == 0
+    output = capsys.readouterr().out
+    assert "dashboard not answering (HTTP Error 503: answer); trying again" in output
+    assert "could not stop the release's Ray jobs (HTTP Error 503: answer)" in output
+
+
+def test_the_uninstall_hook_counts_only_a_404_as_a_run_gone(capsys):
+    """Another refusal (here 403) is no verdict on the stopped run: the hook says it could not see the end."""
+    head = AnsweredHead([record(1, "RUNNING")], replies=[http_error(403)])
+    assert submitter.stop_release_jobs(head, settings()) == 0
+    assert "could not see the stopped runs end (HTTP Error 403: answer)" in capsys.readouterr().out
+
+
 def test_the_hooks_retries_and_its_wait_fit_its_jobs_deadline():
     hook = (SUBMITTER.parents[1] / "templates" / "stop-hook.yaml").read_text()
     deadline = int(re.search(r"activeDeadlineSeconds: (\d+)", hook).group(1))
@@ -502,6 +519,17 @@ def test_sigterm_when_the_job_was_deleted_stops_this_runs_attempts_only(capsys):
     assert submitter.on_terminate(head, DeletedJob("team", PREFIX), settings()) == 143
     assert head.stopped == [f"{PREFIX}-a2"]
     assert f"terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
+
+
+def test_sigterm_on_a_head_that_times_out_still_exits_143(capsys):
+    """A read that times out raises TimeoutError itself (an OSError, not wrapped in URLError)."""
+    class DeletedJob(submitter.KubeJob):
+        def ended_by_user(self) -> tuple[bool, str]:
+            return True, "its Job was deleted"
+
+    head = AnsweredHead([TimeoutError("timed out")])
+    assert submitter.on_terminate(head, DeletedJob("team", PREFIX), settings()) == 143
+    assert "could not stop the Ray job (timed out)" in capsys.readouterr().out
 
 
 # Following a run to its end.
@@ -662,10 +690,11 @@ def test_a_node_left_during_the_preflight_it_runs_again_then_the_run(monkeypatch
 
 
 def test_a_cluster_that_never_holds_still_submits_nothing(monkeypatch, capsys):
-    head = preflight_run(monkeypatch, [{"status": "FAILED", "driver_exit_code": 75}] * submitter.PREFLIGHT_RUNS)
+    runs = 3  # the README's "up to 3 times in one pod"
+    head = preflight_run(monkeypatch, [{"status": "FAILED", "driver_exit_code": 75}] * (runs + 1))
     assert submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={})) == 5
-    assert len(head.submitted) == submitter.PREFLIGHT_RUNS and all("-preflight-" in s for s in head.submitted)
-    assert f"{submitter.PREFLIGHT_RUNS} times: the cluster does not hold still" in capsys.readouterr().out
+    assert len(head.submitted) == runs and all("-preflight-" in s for s in head.submitted)
+    assert f"{runs} times: the cluster does not hold still" in capsys.readouterr().out
 
 
 def test_a_preflight_ray_could_not_start_runs_again(monkeypatch, capsys):

@@ -25,6 +25,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (_SUBMITTER, 'if job.get("status") < "SUCCEEDED":'):
         "follow returns only an ended job, and of SUCCEEDED, FAILED and STOPPED only SUCCEEDED is not below "
         "\"SUCCEEDED\" in string order",
+    (_SUBMITTER, "elif time.monotonic() - silent_since[0] > settings.dashboard_timeout_seconds:"):
+        "differs only at the instant the clock reads the bound exactly; the next poll, a poll_seconds later, "
+        "is past it either way",
     (_SUBMITTER, "BUSY_HEAD_SECONDS = 61"):
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
     (_SCHEMAFINDINGS, _SHOWN_FLOAT.format(">= 20")): _FROM_1E21,
