@@ -48,7 +48,7 @@ class PodRelease:
 
     def process(self, node_type: str, part: str) -> int:
         """The pid, on this machine, of the one process of the node type's pod whose command line holds `part`."""
-        found = [pid for pid in pod_pids(self.pod(node_type).metadata.uid) if part in _command_line(pid)]
+        found = [pid for pid in pod_pids(self.pod(node_type).metadata.uid) if part in processes.command_line(pid)]
         assert len(found) == 1, (part, found)
         return found[0]
 
@@ -93,13 +93,6 @@ class PodRelease:
     def new_job_after(self, known: set[str]) -> str:
         processes.wait_for("a new submitter Job", lambda: {j.metadata.name for j in self.submitter_jobs()} - known, 60)
         return next(j.metadata.name for j in self.submitter_jobs() if j.metadata.name not in known)
-
-
-def _command_line(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:  # ended meanwhile
-        return ""
 
 
 @contextmanager

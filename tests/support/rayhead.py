@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from tools.localcluster.processes import free_port, wait_for
+from tools.localcluster.processes import command_line, free_port, wait_for
 
 
 # The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no
@@ -63,7 +63,7 @@ def _processes() -> dict[int, tuple[int, str]]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                command = command_line(int(entry.name))
                 parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue

@@ -107,6 +107,14 @@ def pids(state: Path) -> dict[str, int]:
     return {name: pid for name, pid in found.items() if pid}
 
 
+def command_line(pid: int) -> str:
+    """The process's command line, its arguments joined by spaces ("" once it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def pids_with_argument(word: str) -> list[int]:
     """Processes of this machine with word as one of their command-line arguments."""
     found = []
