@@ -15,7 +15,7 @@ from kubernetes import client
 from support.realnode import PodCluster, python_in, ray_jobs
 from tools.localcluster import processes
 from tools.localcluster.realnode import pod_pids
-from tools.localcluster.release import CHART, plant_inputs, prepare, ray_pods, raycluster_ready
+from tools.localcluster.release import CHART, claim_volume_path, plant_inputs, prepare, ray_pods, raycluster_ready
 
 
 class PodRelease:
@@ -104,8 +104,12 @@ def installed(pod_cluster: PodCluster, name: str, namespace: str, values_args: l
     directory gone."""
     release = PodRelease(pod_cluster, name, namespace, values_args)
     prepare(release.api, release.helm, name, namespace, values_args)
-    volume = release.volume = plant_inputs(release.helm, name, namespace, values_args)
     try:
+        # The directory outlives the machine's clusters: a run interrupted before its teardown (a killed
+        # session, a timed-out wait) leaves stand-ins and checkpoints there, which the next run would resume.
+        shutil.rmtree(claim_volume_path(namespace, release.helm.claim(name, namespace, *values_args)[0]),
+                      ignore_errors=True)
+        volume = release.volume = plant_inputs(release.helm, name, namespace, values_args)
         before_install(volume)
         started = time.monotonic()
         release.helm.run("install", name, str(CHART), "--namespace", namespace, *values_args)
@@ -114,18 +118,22 @@ def installed(pod_cluster: PodCluster, name: str, namespace: str, values_args: l
         print(f"\ntier 7: RayCluster of {name} ready {time.monotonic() - started:.0f}s after helm install")
         yield release
     finally:
-        remove(release, (namespace, *also_remove), volume)
+        remove(release, (namespace, *also_remove))
 
 
-def remove(release: PodRelease, namespaces: tuple[str, ...], volume: Path) -> None:
+def remove(release: PodRelease, namespaces: tuple[str, ...]) -> None:
     release.helm.run("uninstall", release.name, "--namespace", release.namespace, "--no-hooks", check=False)
     for namespace in namespaces:
         try:
             release.core.delete_namespace(namespace)
         except client.ApiException:
             pass
-    processes.wait_for("pods deleted", lambda: not any(release.core.list_namespaced_pod(n).items for n in namespaces), 180)
-    for pv in release.core.list_persistent_volume().items:
-        if pv.spec.claim_ref and pv.spec.claim_ref.namespace == release.namespace:
-            release.core.delete_persistent_volume(pv.metadata.name)
-    shutil.rmtree(volume, ignore_errors=True)
+    try:
+        processes.wait_for("pods deleted", lambda: not any(release.core.list_namespaced_pod(n).items for n in namespaces),
+                           180)
+    finally:
+        for pv in release.core.list_persistent_volume().items:
+            if pv.spec.claim_ref and pv.spec.claim_ref.namespace == release.namespace:
+                release.core.delete_persistent_volume(pv.metadata.name)
+        if release.volume != Path():
+            shutil.rmtree(release.volume, ignore_errors=True)

@@ -11,7 +11,7 @@ import pytest
 TIERS = {
     "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py",
                   "test_quantity.py", "test_valuesdoc.py", "test_paths.py", "test_dashboards.py"),
-    "setup": ("test_setup.py", "test_tiers.py"),
+    "setup": ("test_setup.py", "test_tiers.py", "test_mutate.py"),
     "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
               "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py",
               "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py",

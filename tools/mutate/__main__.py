@@ -1,5 +1,5 @@
 """python -m tools.mutate [--only TEXT ...] [--sample N] [--no-python] [--no-templates] [--retry-survivors]
-[--fast-only] [--templates-killed-in RESULTS ...] [--report]"""
+[--fast-only] [--templates-killed-in RESULTS ...] [--report] [--holes]"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from tools.mutate import python_mutants, templates
+from tools.mutate import holes, python_mutants, templates
 from tools.mutate.score import Score, equivalents, survivors, table
 from tools.mutate.sharedhead import shared_ray_head
 from tools.mutate.staged import FAST_ONLY
@@ -31,6 +31,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="staged modules: the fast stage alone (no Ray head); --retry-survivors then runs both")
     parser.add_argument("--work", type=Path, default=WORK,
                         help=f"where the tree copy and the results go (default {WORK}); two runs need two")
+    parser.add_argument("--holes", action="store_true",
+                        help="only the audit's breakages (tools/mutate/holes.py): each must be caught by its tests")
     parser.add_argument("--report", action="store_true",
                         help="run nothing: the table of the last run's results (build/mutate/)")
     return parser.parse_args(argv)
@@ -47,6 +49,8 @@ def main(argv: list[str]) -> int:
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     tree = copy_tree(work / "tree")
+    if args.holes:
+        return holes.run_holes(tree, args.only)
     if args.fast_only:
         os.environ[FAST_ONLY] = "1"
     if args.retry_survivors:
