@@ -22,7 +22,7 @@ from generator.discover import DiscoveryError, discover, read_nodes
 from generator.helmvalues import HelmInputs, HelmMissing, chart_values
 from generator.render import platform_overlays, render_shape, run_for, values_file_name, write
 from generator.schema import chart_schemas
-from generator.sizing import size
+from generator.sizing import RESOURCE_SHARE, size
 from generator.summary import summarize
 from generator.valuesdoc import readmes
 
@@ -201,7 +201,8 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--algorithm", default="ppo", help="ppo (values/<shape>.yaml), or grpo, rloo, reinforce++, "
                         "dapo (values/<shape>-<algorithm>.yaml): sized for its responses per prompt, without a critic")
     render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
-    render.add_argument("--resource-share", type=float, default=0.8, help="share of allocatable CPU/memory per pod")
+    render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
+                        help="share of allocatable CPU/memory per pod")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)

@@ -9,7 +9,7 @@ import jinja2
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import GpuShape, ModelProfile
-from generator.sizing import RunShape, size
+from generator.sizing import RESOURCE_SHARE, RunShape, size
 
 # GPU node pools are commonly tainted with the GPU resource name; tolerating an absent taint is harmless.
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -32,7 +32,7 @@ def tolerations(shape: GpuShape) -> list[dict[str, str]]:
 
 
 def run_for(algorithm: Algorithm, nodes: int, responses_per_prompt: int | None = None,
-            resource_share: float = 0.8) -> RunShape:
+            resource_share: float = RESOURCE_SHARE) -> RunShape:
     """The run an algorithm makes: its rollout.n unless one is given, and whether it trains a critic."""
     return RunShape(nodes=nodes, responses_per_prompt=responses_per_prompt or algorithm.responses_per_prompt,
                     critic=algorithm.critic, resource_share=resource_share)

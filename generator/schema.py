@@ -77,7 +77,8 @@ def _pruned(schema: Any, keep: Callable[[str, Any], bool]) -> Any:
 
 def outline(schema: dict[str, Any]) -> dict[str, Any]:
     """The schema without its assertions (an open map where the source closes one), saying so."""
-    pruned = _pruned(schema, lambda key, value: key in OUTLINE_KEYWORDS and value is not False)
+    pruned = _pruned(schema, lambda key, value: key in OUTLINE_KEYWORDS
+                     and not (key == "additionalProperties" and value is False))
     return {**pruned, "description": OUTLINE_NOTE}
 
 

@@ -25,6 +25,8 @@ WEIGHT_BYTES_PER_PARAM = 2
 MAX_MICRO_BATCH = 32
 # The rollout never takes more of a GPU than this: the actor's training states and activations need the rest.
 MAX_ROLLOUT_MEMORY_FRACTION = 0.85
+# Share of a node's allocatable CPU and memory a Ray pod asks for (the rest: kubelet, daemon sets).
+RESOURCE_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class RunShape:
     critic: bool = True  # the algorithm trains a critic (GAE); the others leave its memory to the rollout
     max_prompt_length: int = 512
     max_response_length: int = 256
-    resource_share: float = 0.8
+    resource_share: float = RESOURCE_SHARE
 
     @property
     def sequence_length(self) -> int:

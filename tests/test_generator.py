@@ -1,5 +1,6 @@
 """Tier 1: the catalog, the sizing rules, render output and the schema are what the repository holds."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from generator.helmvalues import HelmInputs, chart_values
 from generator.cli import main
 from generator import sizing
 from generator.algorithms import algorithms
-from generator.render import platform_overlays, render_shape, run_for
+from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations
 from generator import schema
 from generator.schema import OUTLINE_KEYWORDS, chart_schemas
 from generator.schemafindings import unfixed
@@ -91,6 +92,19 @@ def test_values_directory_is_exactly_what_render_writes(shape_name):
     assert (paths.VALUES_DIR / f"{shape_name}.yaml").read_text() == expected, "run: python -m generator render"
 
 
+def test_tolerations_follow_the_shapes_taints():
+    """The GPU taint is always tolerated, once; a taint with a value needs Equal and that value, one without
+    it Exists (no catalog shape has such taints today: discover writes them from a cluster's nodes)."""
+    shape = dataclasses.replace(CATALOG.shapes["seed-2gpu"], taints=[
+        {"key": "dedicated", "value": "rl", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+        {"key": "maintenance", "effect": "NoExecute"}])
+    assert tolerations(shape) == [GPU_TOLERATION,
+                                  {"key": "dedicated", "operator": "Equal", "value": "rl", "effect": "NoSchedule"},
+                                  {"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}]
+    assert tolerations(CATALOG.shapes["seed-2gpu"]) == [GPU_TOLERATION]
+
+
 def test_platform_overlays_are_what_render_writes():
     for name, text in platform_overlays().items():
         assert (paths.VALUES_DIR / "platforms" / name).read_text() == text
@@ -104,6 +118,7 @@ def test_no_stray_files_in_values():
 
 
 def test_chart_schemas_are_generated_from_schemas_dir():
+    assert set(chart_schemas()) == {*paths.CHART.rglob("values.schema.json"), schema.LIBRARY_SCHEMA}
     for path, text in chart_schemas().items():
         assert path.read_text() == text, f"{path}: run python -m generator schema"
         json.loads(text if path.suffix == ".json" else text.split("-}}\n", 1)[1].rsplit("{{-", 1)[0])
@@ -130,6 +145,44 @@ def test_chart_schemas_outline_the_values_and_reject_nothing():
         assert _keywords(outline) <= OUTLINE_KEYWORDS, path
         jsonschema.Draft7Validator(outline).validate({"global": "x", "head": {"resources": -1}, "unknown": [1]})
     assert "additionalProperties" in _keywords(schema.values_schema())  # the source keeps every constraint
+
+
+def test_each_chart_is_checked_against_its_own_part_of_the_schema():
+    assert schema.chart_schema(paths.CHART) == schema.values_schema()
+    for name in paths.SUBCHARTS:
+        assert schema.chart_schema(paths.subchart_dir(name)) == schema.subchart_schema(name)
+
+
+def test_the_values_schema_is_read_once_and_shared():
+    assert schema.values_schema() is schema.values_schema()
+
+
+def test_a_schema_constraint_without_a_fix_sentence_is_named(tmp_path: Path, monkeypatch):
+    source = tmp_path / "values.schema.yaml"
+    source.write_text("properties:\n  port: {type: integer, minimum: 1}\n")
+    monkeypatch.setattr(paths, "VALUES_SCHEMA", source)
+    schema.values_schema.cache_clear()
+    try:
+        with pytest.raises(ValueError) as raised:
+            schema.values_schema()
+    finally:
+        schema.values_schema.cache_clear()
+    assert str(raised.value).startswith(f"{source}: constraints without a fix sentence:\n")
+    assert "port" in str(raised.value).split("\n", 1)[1]
+
+
+def test_the_schema_outline_keeps_defaults_and_opens_closed_maps():
+    """Only a closed map's `additionalProperties: false` goes; a default of false or 0 is documentation."""
+    source = {"properties": {"on": {"type": "boolean", "default": False}, "count": {"type": "integer", "default": 0}},
+              "additionalProperties": False}
+    assert schema.outline(source) == {"properties": {"on": {"default": False}, "count": {"default": 0}},
+                                      "description": schema.OUTLINE_NOTE}
+
+
+@pytest.mark.parametrize("text", ["use {{ .Values }}", "an opening {{ alone", "a closing }} alone"])
+def test_the_library_schema_refuses_template_braces(text):
+    with pytest.raises(ValueError, match="a Go template would read as an action"):
+        schema.library_template({"properties": {"a": {"type": "string", "x-fix": text}}})
 
 
 def test_every_schema_constraint_has_a_fix_sentence():
@@ -352,8 +405,10 @@ def test_cli_render_writes_what_values_holds_then_leaves_it_unchanged(tmp_path: 
 
 
 def test_cli_render_without_a_shape_writes_every_shape(tmp_path: Path, capsys):
-    assert main(["render", "--output", str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.glob("*.yaml")) == sorted(f"{name}.yaml" for name in CATALOG.shapes)
+    """Into a directory it makes, parents and all."""
+    output = tmp_path / "new" / "values"
+    assert main(["render", "--output", str(output)]) == 0
+    assert sorted(p.name for p in output.glob("*.yaml")) == sorted(f"{name}.yaml" for name in CATALOG.shapes)
 
 
 def test_cli_render_names_an_unknown_shape_and_writes_nothing(tmp_path: Path, capsys):

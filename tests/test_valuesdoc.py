@@ -10,3 +10,9 @@ def test_a_parameter_is_its_comment_continued_by_plain_comment_lines():
     found = {p.path: (p.default, p.description) for p in parameters(text, prefix="x.")}
     assert found == {"x.perNode": ("8", "GPUs per node of the node type (all of them)"),
                      "x.image.repository": ("verl", "Repository"), "x.image.tags": ('["a", "b"]', "Tags")}
+
+
+def test_a_parameter_comment_cut_off_by_a_blank_line_documents_nothing():
+    text = "# -- An orphan\n\nloose: 1\n# -- A list\nlisted:\n  - a\n# --Tight\ntight: 2\n"
+    found = {p.path: p.description for p in parameters(text)}
+    assert found == {"listed": "A list", "tight": "Tight"}

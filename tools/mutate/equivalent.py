@@ -82,6 +82,19 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("generator/check.py", 'if (umbrella or chart.name <= "ppo-job") and job and job.get("enabled", True):'):
         _NO_EXTRA_ARGS,
     ("generator/check.py", 'head = path.split(".", 2)[0]'): "the first part is the same for any split count above 0",
+    ("generator/schema.py", "@lru_cache(maxsize=2)"): "values_schema takes no arguments: one entry, whatever the size",
+    ("generator/schema.py", 'text = json.dumps(_pruned(schema, lambda key, _: key not in ("description", "title", '
+                            '"$schema")), indent=1, ensure_ascii=True)'):
+        "the rulebook reads the JSON with fromJson, to which a \\u escape and the character it stands for are the "
+        "same text (and the schema's words are ASCII today, so the generated file does not change either)",
+    ("generator/valuesdoc.py", "keep_trailing_newline=False)"):
+        "the README template's last tag ({%- endfor -%}) strips the newline after it anyway",
+    ("generator/valuesdoc.py", "@dataclass(frozen=False)"): "nothing assigns to a Parameter or hashes one",
+    ("generator/valuesdoc.py", 'return self.path.split(".", 2)[0]'):
+        "the first part is the same for any split count above 0",
+    ("generator/valuesdoc.py", "is_umbrella = chart <= paths.CHART"):
+        "readmes() passes the umbrella and its components, whose charts (charts/verl-ppo/charts/<name>) sort after "
+        "the umbrella's: only the umbrella is <= it",
     ("generator/verltypes.py", 'if len(parts) <= 1 and parts[0].startswith("Optional[") and parts[0].endswith("]"):'):
         "no veRL field is annotated None alone, so parts is never empty here",
     ("generator/verltypes.py", 'if len(parts) == 1 and parts[0].startswith("Optional[") and parts[-1].endswith("]"):'):

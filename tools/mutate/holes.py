@@ -91,6 +91,11 @@ BREAKAGES = (
              "charts/verl-ppo/charts/observability/templates/podmonitors.yaml",
              "      ray.io/node-type: {{ .nodeType }}\n", "      ray.io/node-type: {{ .nodeType }}-group\n",
              ("tests/test_cluster_shapes.py", "-k", "helm4-seed-2gpu")),
+    Breakage("the PodMonitors' relabeling reads a pod label KubeRay never sets (no cluster label on the series)",
+             "charts/verl-ppo/charts/observability/templates/_helpers.tpl",
+             "        - __meta_kubernetes_pod_label_ray_io_cluster\n",
+             "        - __meta_kubernetes_pod_label_ray_cluster\n",
+             ("tests/test_pods.py", "-k", "prometheus_scrapes")),
 )
 
 
