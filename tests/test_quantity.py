@@ -26,4 +26,5 @@ def test_cpu_quantities_in_millicores(quantity, expected):
 
 def test_formats_whole_cores_and_gib():
     assert (format_cpu(30000), format_cpu(1500), format_cpu(999)) == ("30", "1500m", "999m")
+    assert format_cpu(1_000_000) == "1000"  # a thousand cores: the division is by 1000, not nearly
     assert (format_memory_gi(100 * 2**30), format_memory_gi(100 * 2**30 + 2**29)) == ("100Gi", "100Gi")

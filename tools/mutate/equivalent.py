@@ -9,6 +9,7 @@ import re
 _ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one container"
 _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
 
+_NEVER_NEGATIVE = "the API server reports an allocatable count as a quantity of at least 0, so != 0 is > 0 here"
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 _SCHEMAFINDINGS = "generator/schemafindings.py"
 _NO_EXTRA_ARGS = ("another chart than ppo-job (any other component, the umbrella elsewhere) has no top-level "
@@ -82,6 +83,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("generator/check.py", 'if (umbrella or chart.name <= "ppo-job") and job and job.get("enabled", True):'):
         _NO_EXTRA_ARGS,
     ("generator/check.py", 'head = path.split(".", 2)[0]'): "the first part is the same for any split count above 0",
+    ("generator/discover.py", "@dataclass(frozen=False)"):
+        "nothing assigns to a NodeFacts or hashes one (the taint sets hash the taints' tuples)",
+    ("generator/discover.py", 'memory_bytes(allocatable.get("memory", "0")), int(allocatable.get(RDMA_RESOURCE, "0")) '
+                              '!= 0)'): _NEVER_NEGATIVE,
+    ("generator/discover.py", "if node.gpus == 0:"): _NEVER_NEGATIVE,
+    ("generator/discover.py", 'return f"{mib // 1024}Gi" if mib % 1024 <= 0 else f"{mib}Mi"'):
+        "a remainder modulo 1024 is never below 0 in Python, so <= 0 is == 0",
+    ("generator/discover.py", "if len(taint_sets) != 1:"):
+        "a group holds at least one node, so there is at least one taint set: != 1 is > 1",
+    ("generator/quantity.py", 'return str(millis // 1000) if millis % 1000 <= 0 else f"{millis}m"'):
+        "a remainder modulo 1000 is never below 0 in Python, so <= 0 is == 0",
     ("generator/schema.py", "@lru_cache(maxsize=2)"): "values_schema takes no arguments: one entry, whatever the size",
     ("generator/schema.py", 'text = json.dumps(_pruned(schema, lambda key, _: key not in ("description", "title", '
                             '"$schema")), indent=1, ensure_ascii=True)'):
