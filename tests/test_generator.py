@@ -15,7 +15,7 @@ from generator.helmvalues import HelmInputs, chart_values
 from generator.cli import main
 from generator import sizing
 from generator.algorithms import algorithms
-from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations
+from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations, write
 from generator import schema
 from generator.schema import OUTLINE_KEYWORDS, chart_schemas
 from generator.schemafindings import unfixed
@@ -98,11 +98,20 @@ def test_tolerations_follow_the_shapes_taints():
     shape = dataclasses.replace(CATALOG.shapes["seed-2gpu"], taints=[
         {"key": "dedicated", "value": "rl", "effect": "NoSchedule"},
         {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
-        {"key": "maintenance", "effect": "NoExecute"}])
+        {"key": "spot", "effect": "NoExecute"}])  # keys on either side of nvidia.com/gpu in sort order
     assert tolerations(shape) == [GPU_TOLERATION,
                                   {"key": "dedicated", "operator": "Equal", "value": "rl", "effect": "NoSchedule"},
-                                  {"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}]
+                                  {"key": "spot", "operator": "Exists", "effect": "NoExecute"}]
     assert tolerations(CATALOG.shapes["seed-2gpu"]) == [GPU_TOLERATION]
+
+
+@pytest.mark.parametrize("new_text", ["a: 0\n", "c: 0\n"])
+def test_render_writes_a_file_whose_text_changed_either_way(tmp_path: Path, new_text):
+    """Any other text is written (one that sorts before or after the old), the same text is left alone."""
+    path = tmp_path / "values.yaml"
+    path.write_text("b: 0\n")
+    assert write(path, new_text) is True and path.read_text() == new_text
+    assert write(path, new_text) is False
 
 
 def test_platform_overlays_are_what_render_writes():
@@ -159,7 +168,7 @@ def test_the_values_schema_is_read_once_and_shared():
 
 def test_a_schema_constraint_without_a_fix_sentence_is_named(tmp_path: Path, monkeypatch):
     source = tmp_path / "values.schema.yaml"
-    source.write_text("properties:\n  port: {type: integer, minimum: 1}\n")
+    source.write_text("properties:\n  port: {type: string, pattern: '^[0-9]+$'}\n")
     monkeypatch.setattr(paths, "VALUES_SCHEMA", source)
     schema.values_schema.cache_clear()
     try:

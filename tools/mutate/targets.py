@@ -90,7 +90,7 @@ PYTHON_TARGETS = (
     PythonTarget("generator/catalog.py", (GENERATOR, "tests/test_sizing.py")),
     PythonTarget("generator/discover.py", DISCOVER_UNIT),
     PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values or "
-                                         "tolerations or cli_render or render_algorithm or critic_free")),
+                                         "tolerations or cli_render or render_algorithm or critic_free or render_writes")),
     PythonTarget("generator/schema.py", (GENERATOR, "-k", "schema")),
     PythonTarget("generator/valuesdoc.py", ("tests/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
