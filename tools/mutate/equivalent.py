@@ -9,7 +9,8 @@ import re
 _ONE_CONTAINER = "containers[0] -> containers[-1]: the chart's Ray pods have one container"
 _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; comparing kinds by order changes nothing"
 
-_NEVER_NEGATIVE = "the API server reports an allocatable count as a quantity of at least 0, so != 0 is > 0 here"
+_NEVER_NEGATIVE = ("the API server reports an allocatable count as a quantity of at least 0, so comparisons with 0 "
+                   "that differ only below 0 (!= 0 for > 0, == 0 for <= 0) decide alike")
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 _SCHEMAFINDINGS = "generator/schemafindings.py"
 _NO_EXTRA_ARGS = ("another chart than ppo-job (any other component, the umbrella elsewhere) has no top-level "
@@ -94,6 +95,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a group holds at least one node, so there is at least one taint set: != 1 is > 1",
     ("generator/quantity.py", 'return str(millis // 1000) if millis % 1000 <= 0 else f"{millis}m"'):
         "a remainder modulo 1000 is never below 0 in Python, so <= 0 is == 0",
+    ("generator/schema.py", 'and not (key <= "additionalProperties" and value is False))'):
+        "of the outline's keywords only $schema and $ref sort before additionalProperties, and neither is ever false",
+    ("generator/schema.py", 'and not (key == "additionalProperties" and value == False))'):
+        "additionalProperties holds a schema or a boolean, never 0 (the one value == False takes besides False)",
     ("generator/schema.py", "@lru_cache(maxsize=2)"): "values_schema takes no arguments: one entry, whatever the size",
     ("generator/schema.py", 'text = json.dumps(_pruned(schema, lambda key, _: key not in ("description", "title", '
                             '"$schema")), indent=1, ensure_ascii=True)'):

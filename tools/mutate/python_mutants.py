@@ -119,7 +119,9 @@ def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
         # Equivalent mutants stay as they are: running them again can only show that again.
         db.executemany("DELETE FROM work_results WHERE job_id = ?",
                        [(job,) for job, row, col, diff in survivors if not _equivalent(target, (row, col), diff)])
-    _cosmic_ray(tree, "exec", str(work / f"{target.name}.toml"), str(session))
+    config = work / f"{target.name}.toml"
+    config.write_text(config_text(target))  # the tests as targets.py selects them now: new ones may have been added
+    _cosmic_ray(tree, "exec", str(config), str(session))
     return read_score(target, tree, session)
 
 
