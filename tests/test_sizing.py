@@ -67,6 +67,8 @@ def test_a_shard_of_a_fraction_of_a_gib_counts():
     params = 8.5 * 12 * 2**30 / 16e9
     sizing = size(CATALOG.shapes["a10-24g-x4"], model_of(params), RunShape(nodes=3))
     assert (sizing.param_offload, sizing.optimizer_offload) == (False, True)
+    exactly_a_third = size(CATALOG.shapes["a10-24g-x4"], model_of(8 * 12 * 2**30 / 16e9), RunShape(nodes=3))
+    assert (exactly_a_third.param_offload, exactly_a_third.optimizer_offload) == (False, False)  # over, not at
 
 
 def test_token_budget_is_the_next_power_of_two_of_two_micro_batches():

@@ -8,7 +8,9 @@ from tools.mutate.python_mutants import PythonTarget
 from tools.mutate.staged import Stages
 
 GENERATOR = "tests/test_generator.py"
-SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory or scales")
+# -k also matches a test's module name: every test of test_sizing.py runs, and test_generator.py's sizing cases.
+SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory or scales "
+          "or rollout or responses or critic")
 DISCOVER_UNIT = ("tests/test_discover.py", "tests/test_cluster_discover.py", "-k",
                  "not one_entry_per_node and not values_rendered_from_discovery")
 # The cases that reach the type and range checks (one composition each), not the full compositions of
