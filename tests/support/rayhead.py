@@ -40,6 +40,14 @@ def _one_start_at_a_time() -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def ray_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a test's Ray node: this interpreter's directory first on PATH, so `python3` in a Ray
+    job's entrypoint (the chart's preflight and stand-ins run `python3 -c` / `-m`) is one with Ray installed,
+    as the Ray image's python3 is in the chart's pods (on a fresh machine the system python3 has no Ray)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, "PATH": path, "RAY_USAGE_STATS_ENABLED": "0", **(extra or {})}
+
+
 def _ray_start(command: list[str], env: Mapping[str, str]) -> subprocess.CompletedProcess:
     """Runs one `ray start` (a head's or a worker's): alone on the machine, its processes before the rest."""
     with _one_start_at_a_time():
@@ -125,7 +133,7 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
              dashboard_port: int | None = None) -> Iterator[str]:
     """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes.
     Fixed ports (gcs_port, dashboard_port) let a test start a new head where an old one was."""
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **(extra_env or {})}
+    env = ray_env(extra_env)
     fixed_gcs_port = gcs_port
     # A port picked free can be taken before Ray binds it (busy machines, e.g. beside the local cluster):
     # a failed start is stopped and tried again on fresh ports.
@@ -174,8 +182,7 @@ def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
         f"--object-manager-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
         f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}",
     ]
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    started = _ray_start(command, env)
+    started = _ray_start(command, ray_env())
     if started.returncode != 0:
         raise RuntimeError(f"ray start (worker) failed:\n{started.stdout[-3000:]}{started.stderr[-3000:]}")
 
