@@ -12,7 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-NICE = ["nice", "-n", "10"]
+from tools.mutate.python_mutants import NICE
+
 SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 RAYCLUSTER_RULES = "charts/verl-ppo/charts/raycluster/templates/_rules.tpl"
 

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.mutate.python_mutants import NICE
 from tools.mutate.score import Score
 
 CHART = Path("charts/verl-ppo")
@@ -27,7 +28,6 @@ NUMBER = re.compile(r"(?<![\w.$%\"-])(\d+)(?![\w.\"])")
 LABEL_INCLUDE = re.compile(r'include "verl-ppo\.(releasePodLabel|selectorLabels)"')
 LABEL_LINE = re.compile(r"^[a-z0-9./-]+: ")
 PORT = re.compile(r"^(\s*-?\s*(?:containerPort|port|targetPort): )(\d+)\s*$")
-NICE = ["nice", "-n", "10"]
 # The field a rule names: `"field" (printf "%sdata.trainBatchSize" $p)` or `"field" "global.gpu.nodes"`.
 RULE_FIELD = re.compile(r'"field" (?:\(printf )?"(?:%s)?([A-Za-z][\w.]*)"')
 BAD_INPUT = "tests/test_bad_input.py"
