@@ -1,7 +1,7 @@
 # verl-ppo developer commands. `make demo` and `make test` are the two fresh-machine commands.
 # Every target runs Python from the project's virtual environment, which setup creates under the
-# tool cache (tools/venv.py); the system python3 only creates it.
-PYTHON ?= $(shell python3 -m tools.venv python)
+# tool cache (lab/venv.py); the system python3 only creates it.
+PYTHON ?= $(shell python3 -m lab.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
@@ -14,10 +14,10 @@ help:  ## list the targets (the two fresh-machine ones: demo, test)
 	@grep -E '^[a-z][-a-z]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([-a-z]+):.*## (.*)$$/  make \1\t\2/' | expand -t 24
 
 setup:  ## create the project venv with requirements.txt, build Helm 3 and 4 and the local cluster, fetch schemas (cached)
-	bash scripts/setup.sh
+	bash lab/scripts/setup.sh
 
 venv:  ## only the project venv with requirements.txt (what the generator targets need; cached)
-	python3 -m tools.venv ensure >/dev/null
+	python3 -m lab.venv ensure >/dev/null
 
 values: venv  ## (maintainers) regenerate values/ from the catalog and the sizing rules
 	$(PYTHON) -m generator render
@@ -44,7 +44,7 @@ lint: setup  ## helm lint --strict the umbrella chart
 
 demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
 	$(PYTHON) -m generator check values/*.yaml
-	@$(PYTHON) -m tools.localcluster demo --values values/$(SHAPE).yaml || { \
+	@$(PYTHON) -m lab.localcluster demo --values values/$(SHAPE).yaml || { \
 		echo "demo: no local cluster here (see the message above and build/localcluster/logs);" \
 			"showing what the release would create instead."; \
 		$(MAKE) --no-print-directory demo-render; }
@@ -55,10 +55,10 @@ demo-render: venv  ## without a cluster: render the release of values/$(SHAPE).y
 		--api-versions monitoring.coreos.com/v1/PodMonitor | $(PYTHON) -m generator summarize
 
 demo-down:  ## stop every process `make demo` started
-	$(PYTHON) -m tools.localcluster down
+	$(PYTHON) -m lab.localcluster down
 
 package: venv  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
-	$(PYTHON) -m tools.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
+	$(PYTHON) -m lab.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
 
 # TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).
 TIER ?=
@@ -71,21 +71,21 @@ WORKERS ?= 2
 test: setup  ## all tests (TIER=chart: one tier; WORKERS=0: in one process)
 	$(PYTHON) -m pytest tests -n $(WORKERS) --durations=30 $(if $(TIER),-m $(TIER))
 
-# Options of tools/mutate, e.g. MUTATE_ARGS="--only generator/sizing.py" or "--sample 40".
+# Options of lab/mutate, e.g. MUTATE_ARGS="--only generator/sizing.py" or "--sample 40".
 MUTATE_ARGS ?=
 
 mutate: setup  ## mutation testing (cosmic-ray, chart template mutants): share of mutants killed per module; slow, not in `make test`
-	$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements-mutate.txt
-	$(PYTHON) -m tools.mutate $(MUTATE_ARGS)
+	$(PYTHON) -m pip install -q --disable-pip-version-check -r lab/mutate/requirements.txt
+	$(PYTHON) -m lab.mutate $(MUTATE_ARGS)
 
 bench-submit: setup  ## print the submitter's overhead from a ready cluster to a submitted Ray job (target < 2 s)
-	$(PYTHON) -m benchmarks.submit_overhead
+	$(PYTHON) -m lab.benchmarks.submit_overhead
 
 bench-scale: setup  ## seconds from `helm install` to every Ray pod bound on 64, 256 and 1,024 fake 8-GPU nodes, where the time went, `generator render`/`check` seconds and the release's size (heavy)
-	$(PYTHON) -m benchmarks.cluster_scale
+	$(PYTHON) -m lab.benchmarks.cluster_scale
 
 bench-logs: setup  ## the submitter's CPU and peak memory following a 1 GB Ray job log, before (whole log per poll) and after (log tail)
-	$(PYTHON) -m benchmarks.log_follow
+	$(PYTHON) -m lab.benchmarks.log_follow
 
 # GPU proof (docs/gpu-proof.md): never part of `make test` or CI. gpu-wheels runs where PyPI and Helm are;
 # gpu-smoke and gpu-bench run on an NVIDIA GPU machine with Python 3.12 and torch, with .gpu/ copied there.
@@ -97,14 +97,14 @@ VLLM ?=
 GPU_MODE_PREFIX = $(if $(VLLM),vllm-)
 
 gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in parts) and the chart's rendered runs into .gpu/
-	PYTHON=$(PYTHON) GPU_PROFILE=$(if $(VLLM),vllm,hf) bash gpu/wheels.sh
-	HELM=$(HELM) $(PYTHON) gpu/render_jobs.py --gpus $(GPU_COUNTS) --nodes $(GPU_NODES)
+	PYTHON=$(PYTHON) GPU_PROFILE=$(if $(VLLM),vllm,hf) bash lab/gpu/wheels.sh
+	HELM=$(HELM) $(PYTHON) lab/gpu/render_jobs.py --gpus $(GPU_COUNTS) --nodes $(GPU_NODES)
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
-	bash gpu/run.sh $(GPU_MODE_PREFIX)smoke
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
 gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model
-	bash gpu/run.sh $(GPU_MODE_PREFIX)bench
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench
 
 gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
-	bash gpu/run.sh $(GPU_MODE_PREFIX)two-node
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node

@@ -41,7 +41,7 @@ def generate() -> dict[str, str]:
 
     if ray.__version__ != pinned_ray_version():
         raise SystemExit(f"installed Ray is {ray.__version__}, requirements.txt pins {pinned_ray_version()}: "
-                         "run scripts/setup.sh first")
+                         "run `make setup` first")
     saved = {key: os.environ.pop(key) for key in list(os.environ) if _OVERRIDE.match(key)}
     try:
         generated = {name: getattr(factory, f"generate_{name}_grafana_dashboard")()[0] for name in NAMES}

@@ -48,10 +48,10 @@ class HelmInputs:
 
 
 def helm_binary() -> Path:
-    """$HELM, else the pinned Helm 4 that scripts/setup.sh builds."""
+    """$HELM, else the pinned Helm 4 that `make setup` builds."""
     binary = Path(os.environ.get("HELM") or paths.tool_cache() / "bin" / "helm4")
     if not binary.exists():
-        raise HelmMissing(f"{binary} not found: run `make setup` (scripts/setup.sh) to build the pinned Helm")
+        raise HelmMissing(f"{binary} not found: run `make setup` to build the pinned Helm")
     return binary
 
 

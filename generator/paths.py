@@ -1,7 +1,6 @@
-"""Where the project's files live, relative to the repository root, and the tool cache of scripts/setup.sh."""
+"""Where the project's files live, relative to the repository root, and the tool cache ($VERL_PPO_CACHE)."""
 
 import os
-import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +18,6 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
 VALUES_DIR = ROOT / "values"
 README = ROOT / "README.md"
-VERSIONS_ENV = ROOT / "tools" / "versions.env"
 
 
 def subchart_dir(name: str) -> Path:
@@ -36,15 +34,6 @@ def chart_dirs() -> list[Path]:
 
 
 def tool_cache() -> Path:
-    """Where scripts/setup.sh keeps what it builds and fetches ($VERL_PPO_CACHE)."""
+    """Where `make setup` keeps what it builds and fetches ($VERL_PPO_CACHE)."""
     return Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache" / "verl-ppo"))
 
-
-def pinned_versions() -> dict[str, str]:
-    """KEY=VALUE lines of tools/versions.env, read with shell quoting rules (as setup.sh sources it)."""
-    return dict(token.split("=", 1) for token in shlex.split(VERSIONS_ENV.read_text(), comments=True))
-
-
-def prometheus_dir() -> Path:
-    """prometheus, promtool and VERSION (the Prometheus release of the pinned module) that scripts/setup.sh builds."""
-    return tool_cache() / f"prometheus-{pinned_versions()['PROMETHEUS_VERSION']}"

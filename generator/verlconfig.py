@@ -1,7 +1,7 @@
 """veRL's own configuration, where it is available: compose Hydra overrides with `ppo_trainer`.
 
 The config directory comes from the setup cache (`$VERL_PPO_CACHE/verl-config/<version>`, taken from
-veRL's wheel by scripts/setup.sh) or from an installed veRL of that version. Hydra is optional for
+veRL's wheel by `make setup`) or from an installed veRL of that version. Hydra is optional for
 the generator: without it, or without the config, the check is reported as skipped.
 """
 
@@ -19,7 +19,7 @@ CONFIG_NAME = "ppo_trainer"
 
 
 def cached_config_dir(version: str) -> Path:
-    """Where scripts/setup.sh puts veRL <version>'s `verl/trainer/config` (taken from its wheel)."""
+    """Where `make setup` puts veRL <version>'s `verl/trainer/config` (taken from its wheel)."""
     return paths.tool_cache() / "verl-config" / version / "verl" / "trainer" / "config"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Where veRL keeps its config dataclasses, relative to the directory above `verl/` (scripts/setup.sh
+# Where veRL keeps its config dataclasses, relative to the directory above `verl/` (`make setup`
 # copies them from the wheel next to the YAML config).
 DATACLASS_DIRS = ("verl/workers/config", "verl/trainer/config")
 SCALARS = {"int": int, "float": float, "bool": bool, "str": str}

@@ -13,7 +13,7 @@ from support.tiers import TIERS, tier_of  # noqa: E402
 
 def _require(path: Path) -> Path:
     if not path.exists():
-        pytest.fail(f"{path} is missing: run scripts/setup.sh (make setup) first")
+        pytest.fail(f"{path} is missing: run lab/scripts/setup.sh (make setup) first")
     return path
 
 
@@ -27,7 +27,7 @@ def helm(request) -> Path:
 def validator() -> Validator:
     crds = tools.crd_files()
     if len(crds) < 3:
-        pytest.fail("CRDs missing under the tool cache: run scripts/setup.sh (make setup) first")
+        pytest.fail("CRDs missing under the tool cache: run lab/scripts/setup.sh (make setup) first")
     return Validator(_require(tools.kubernetes_openapi()), crds)
 
 
@@ -35,11 +35,11 @@ def validator() -> Validator:
 def local_cluster(tmp_path_factory):
     """Tier 6: one local cluster (etcd, apiserver, controller-manager, scheduler, kwok, KubeRay) per session."""
     from support.cluster import start_test_cluster
-    from tools.localcluster.parts import parts
+    from lab.localcluster.parts import parts
 
     missing = parts().missing()
     if missing:
-        pytest.fail(f"local cluster parts missing: {', '.join(map(str, missing))}: run scripts/setup.sh first")
+        pytest.fail(f"local cluster parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
     cluster = start_test_cluster(tmp_path_factory.mktemp("localcluster"))
     yield cluster
     cluster.cluster.stop()
@@ -89,11 +89,11 @@ def pytest_collection_modifyitems(items):
 def pod_cluster(tmp_path_factory):
     """Tier 7: the local cluster with a real node (kubelet, containerd, CNI, kube-proxy, CoreDNS, kube-router)."""
     from support.realnode import start_pod_cluster
-    from tools.localcluster.parts import parts, realnode_parts
+    from lab.localcluster.parts import parts, realnode_parts
 
     missing = parts().missing() + realnode_parts().missing()
     if missing:
-        pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run scripts/setup.sh first")
+        pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
     cluster = start_pod_cluster(tmp_path_factory.mktemp("podcluster"))
     yield cluster
     cluster.cluster.stop()

@@ -16,7 +16,7 @@ import yaml
 
 from generator import paths
 from support import helm as helm_cli
-from tools.release import semver
+from lab.release import semver
 
 METADATA = yaml.safe_load((paths.CHART / "Chart.yaml").read_text())
 ANNOTATIONS = METADATA.get("annotations") or {}

@@ -69,7 +69,7 @@ def resource_of(checkov_resource: str) -> str:
 def findings(directory: Path) -> set[Finding]:
     binary = checkov_binary()
     if not binary.exists():
-        pytest.fail(f"{binary} missing: run scripts/setup.sh (make setup)")
+        pytest.fail(f"{binary} missing: run lab/scripts/setup.sh (make setup)")
     done = subprocess.run([str(binary), "--directory", str(directory), "--framework", "kubernetes", "--output", "json",
                            "--quiet", "--skip-download"], capture_output=True, text=True, timeout=600,
                           env={"PATH": "/usr/bin:/bin", "BC_SKIP_MAPPING": "TRUE", "HOME": str(directory)})

@@ -10,7 +10,7 @@ from kubernetes import client
 
 from generator import paths
 from support.tools import helm_binaries
-from tools.localcluster.release import CHART, rayclusters
+from lab.localcluster.release import CHART, rayclusters
 
 RELEASE, NAMESPACE = "verl-ppo", "autoscaling"
 VALUES = ["-f", str(paths.VALUES_DIR / "seed-2gpu.yaml"), "--set", "raycluster.worker.autoscaling.enabled=true",

@@ -5,13 +5,13 @@ import subprocess
 import sys
 
 from support.tools import ROOT
-from tools.localcluster.cluster import STOP_ORDER
-from tools.localcluster.processes import stop_all
+from lab.localcluster.cluster import STOP_ORDER
+from lab.localcluster.processes import stop_all
 
 
 def test_cluster_scale_benchmark_prints_its_figures(tmp_path):
     try:
-        result = subprocess.run([sys.executable, "-m", "benchmarks.cluster_scale", "--nodes", "3",
+        result = subprocess.run([sys.executable, "-m", "lab.benchmarks.cluster_scale", "--nodes", "3",
                                  "--work", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     finally:  # a benchmark killed at the timeout cannot stop the cluster it started
         stop_all(tmp_path / "cluster-3", STOP_ORDER)

@@ -15,9 +15,9 @@ from generator.helmvalues import chart_values
 from generator.discover import GPU_MEMORY_LABEL, DiscoveryError, NodeFacts, group_gpu_nodes, shape_entry
 from generator.quantity import cpu_millis, memory_bytes
 from support.cluster import wait_ready
-from tools.localcluster.nodes import GPU_TAINT, INSTANCE_TYPE_LABEL
-from tools.localcluster.parts import parts
-from tools.localcluster.release import CHART, pod_security_level, ray_pods
+from lab.localcluster.nodes import GPU_TAINT, INSTANCE_TYPE_LABEL
+from lab.localcluster.parts import parts
+from lab.localcluster.release import CHART, pod_security_level, ray_pods
 
 CATALOG = load_catalog()
 # GPU feature discovery's memory label (MiB of one GPU) on the nodes of one shape, as a real A100 40GB

@@ -13,8 +13,8 @@ from kubernetes import client
 
 from generator import paths
 from support.tools import helm_binaries
-from tools.localcluster import processes
-from tools.localcluster.release import CHART, rayclusters
+from lab.localcluster import processes
+from lab.localcluster.release import CHART, rayclusters
 
 RELEASE, NAMESPACE = "verl-ppo", "gcs-ft"
 FINALIZER = "ray.io/gcs-ft-redis-cleanup-finalizer"  # KubeRay v1.6.0 utils.GCSFaultToleranceRedisCleanupFinalizer

@@ -10,9 +10,9 @@ import yaml
 from kubernetes import client
 
 from generator import paths
-from tools.localcluster import processes
-from tools.localcluster.parts import parts
-from tools.localcluster.release import CHART, ray_pods
+from lab.localcluster import processes
+from lab.localcluster.parts import parts
+from lab.localcluster.release import CHART, ray_pods
 
 RELEASE = "verl-ppo"
 SHAPE = "a10-24g-x4"  # 60 allocatable CPU in the catalog and on its kwok nodes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.localcluster import processes
+from lab.localcluster import processes
 
 
 def test_stop_all_stops_the_recorded_process_and_spares_a_reused_pid(tmp_path):

@@ -15,9 +15,9 @@ from kubernetes import client
 
 from support.cluster import wait_ready
 from support.tools import helm_binaries
-from tools.localcluster import processes
-from tools.localcluster.kueue import KUEUE, condition, create_queue, start_kueue, stop_kueue, workloads
-from tools.localcluster.release import CHART, RAY, ray_pods, rayclusters, rayjob
+from lab.localcluster import processes
+from lab.localcluster.kueue import KUEUE, condition, create_queue, start_kueue, stop_kueue, workloads
+from lab.localcluster.release import CHART, RAY, ray_pods, rayclusters, rayjob
 
 from generator import paths
 

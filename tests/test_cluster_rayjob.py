@@ -17,8 +17,8 @@ from kubernetes import client
 from generator import paths
 from support.cluster import leftovers, wait_ready
 from support.tools import helm_binaries
-from tools.localcluster import processes
-from tools.localcluster.release import CHART, ray_pods, rayclusters, rayjob
+from lab.localcluster import processes
+from lab.localcluster.release import CHART, ray_pods, rayclusters, rayjob
 
 SHAPE = "a10-24g-x4"
 RELEASE = "verl-ppo"

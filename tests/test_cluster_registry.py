@@ -16,8 +16,8 @@ from generator.helmvalues import chart_values
 from support.cluster import wait_ready
 from support.registry import local_registry
 from support.release import SignedPackage, signed_package
-from tools.localcluster.release import pod_security_level, ray_pods
-from tools.release.package import PACKAGED_VALUES, chart_metadata, package
+from lab.localcluster.release import pod_security_level, ray_pods
+from lab.release.package import PACKAGED_VALUES, chart_metadata, package
 
 VERSION = str(chart_metadata(paths.CHART)["version"])
 NAME = paths.CHART.name

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from generator import paths
 from support.cluster import wait_ready, warnings
-from tools.localcluster import processes
-from tools.localcluster.parts import parts
-from tools.localcluster.release import CHART, ray_pods
+from lab.localcluster import processes
+from lab.localcluster.parts import parts
+from lab.localcluster.release import CHART, ray_pods
 
 RELEASE = "verl-ppo"
 RDMA_SHAPE = "h800-80g-x8"

@@ -14,9 +14,9 @@ from generator.helmvalues import chart_values
 from generator.render import render_shape
 from generator.sizing import RunShape
 from support.cluster import dry_run_restricted, leftovers, wait_ready, warnings
-from tools.localcluster import processes
-from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
-from tools.localcluster.release import CHART, POD_MONITORS, is_ray_pod, pod_security_level, ray_pods, release_pods
+from lab.localcluster import processes
+from lab.localcluster.nodes import INSTANCE_TYPE_LABEL
+from lab.localcluster.release import CHART, POD_MONITORS, is_ray_pod, pod_security_level, ray_pods, release_pods
 
 from kubernetes import client
 

@@ -7,8 +7,8 @@ from kubernetes import client
 
 from generator import paths
 from support.tools import helm_binaries
-from tools.localcluster import processes
-from tools.localcluster.release import CHART, create_namespace
+from lab.localcluster import processes
+from lab.localcluster.release import CHART, create_namespace
 
 RELEASE = "verl-ppo"
 NAMESPACES = ("team-a", "team-b")

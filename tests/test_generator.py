@@ -468,7 +468,7 @@ def test_cli_check_of_the_defaults_and_of_a_missing_file(tmp_path: Path, capsys)
 def test_cli_check_without_helm_says_how_to_build_it(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("HELM", str(tmp_path / "no-helm"))
     assert main(["check", str(paths.VALUES_DIR / "seed-2gpu.yaml"), str(paths.VALUES_DIR / "seed-2gpu.yaml")]) == 2
-    assert capsys.readouterr().err == f"check: {tmp_path / 'no-helm'} not found: run `make setup` (scripts/setup.sh) " \
+    assert capsys.readouterr().err == f"check: {tmp_path / 'no-helm'} not found: run `make setup` (lab/scripts/setup.sh) " \
                                       "to build the pinned Helm\n"
 
 

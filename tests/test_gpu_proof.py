@@ -16,7 +16,7 @@ import yaml
 from support import tools
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "gpu"))
+sys.path.insert(0, str(ROOT / "lab" / "gpu"))
 
 import import_graph  # noqa: E402
 import proof  # noqa: E402
@@ -156,7 +156,7 @@ def test_step_lines_give_steady_state_figures():
 
 
 def test_parts_travel_checked_and_reassemble(tmp_path):
-    """gpu/parts.sh: packed where PyPI is, kept one command at a time on the GPU machine, reassembled there."""
+    """lab/gpu/parts.sh: packed where PyPI is, kept one command at a time on the GPU machine, reassembled there."""
     bundle, work, carried = tmp_path / "bundle", tmp_path / "work", tmp_path / "carried"
     (bundle / "wheels-vllm").mkdir(parents=True)
     for name, size in (("a-1.0-py3-none-any.whl", 700_000), ("b-2.0-py3-none-any.whl", 1_900_000)):
@@ -164,7 +164,7 @@ def test_parts_travel_checked_and_reassemble(tmp_path):
     env = {**os.environ, "GPU_PROFILE": "vllm", "GPU_WORK": str(work), "GPU_PART_MIB": "1"}
 
     def parts(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(ROOT / "gpu/parts.sh"), *args], env=env, capture_output=True, text=True)
+        return subprocess.run(["bash", str(ROOT / "lab/gpu/parts.sh"), *args], env=env, capture_output=True, text=True)
 
     assert parts("pack", str(bundle), "vllm").returncode == 0
     made = sorted((bundle / "parts-vllm").glob("*.part-*"))
@@ -189,7 +189,7 @@ def test_parts_travel_checked_and_reassemble(tmp_path):
 
 
 def test_import_graph_reports_what_a_site_imports(tmp_path):
-    """gpu/import_graph.py over a made-up site: every kind of import, and LazyLoader's string imports."""
+    """lab/gpu/import_graph.py over a made-up site: every kind of import, and LazyLoader's string imports."""
     site = tmp_path / "site"
     (site / "pkg").mkdir(parents=True)
     (site / "pkg" / "__init__.py").write_text(

@@ -1,4 +1,4 @@
-"""make mutate's table of the audit's breakages (tools/mutate/holes.py) follows the code: each breakage's text
+"""make mutate's table of the audit's breakages (lab/mutate/holes.py) follows the code: each breakage's text
 is in its file exactly once and changes it, and each names test files that exist, so a refactor that moves
 the code makes this fail instead of leaving a breakage that no longer breaks anything."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from generator.paths import ROOT
-from tools.mutate.holes import BREAKAGES, Breakage, first_failure
+from lab.mutate.holes import BREAKAGES, Breakage, first_failure
 
 
 @pytest.mark.parametrize("breakage", BREAKAGES, ids=[b.hole for b in BREAKAGES])

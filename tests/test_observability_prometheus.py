@@ -49,7 +49,7 @@ def with_data(server, queries, cluster_name):
 @pytest.fixture(scope="module", autouse=True)
 def _prometheus_installed():
     if not prometheus_binaries()["prometheus"].exists():
-        pytest.fail("prometheus is missing: run scripts/setup.sh (make setup) first")
+        pytest.fail("prometheus is missing: run lab/scripts/setup.sh (make setup) first")
 
 
 def test_default_dashboard_has_data_from_a_ray_head_scraped_through_the_pod_monitors(tmp_path, tmp_path_factory):

@@ -14,7 +14,7 @@ SHIPPED = dashboards.shipped()
 @pytest.fixture(scope="module", autouse=True)
 def _promtool():
     if not prometheus_binaries()["promtool"].exists():
-        pytest.fail("promtool is missing: run scripts/setup.sh (make setup) first")
+        pytest.fail("promtool is missing: run lab/scripts/setup.sh (make setup) first")
 
 
 def test_every_dashboard_is_shipped():

@@ -23,13 +23,13 @@ from support import dashboards
 from support.prometheus import prometheus_with_config
 from support.podrelease import PodRelease, installed
 from support.realnode import GPUS, VALUES, connects, python_in, ray_jobs
-from tools.localcluster import processes
-from tools.localcluster.monitoring import MONITORING, create_prometheus, delete_prometheus, generated_config, \
+from lab.localcluster import processes
+from lab.localcluster.monitoring import MONITORING, create_prometheus, delete_prometheus, generated_config, \
     start_prometheus_operator
-from tools.localcluster.pods import containers_ready, run_in, terminated_exit_code
-from tools.localcluster.realnode import NAME as NODE
-from tools.localcluster.release import CHART, ray_pods, raycluster_ready, rayclusters
-from tools.localcluster.runtime import IMAGE_BASE_NAMES
+from lab.localcluster.pods import containers_ready, run_in, terminated_exit_code
+from lab.localcluster.realnode import NAME as NODE
+from lab.localcluster.release import CHART, ray_pods, raycluster_ready, rayclusters
+from lab.localcluster.runtime import IMAGE_BASE_NAMES
 from support.tools import ROOT
 
 RELEASE, NAMESPACE, OUTSIDER = "pods", "pods", "outsider"

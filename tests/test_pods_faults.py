@@ -26,10 +26,10 @@ from kubernetes import client
 from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, SUPERSEDED_STEPS, Outcome, Run, \
     assert_succeeded, copy_stand_ins, head_lost, outcome, print_row, run_sets, start_run
 from support.podrelease import PodRelease, installed
-from tools.localcluster import processes
-from tools.localcluster.pods import terminated_exit_code
-from tools.localcluster.realnode import NAME as NODE
-from tools.localcluster.release import raycluster_ready
+from lab.localcluster import processes
+from lab.localcluster.pods import terminated_exit_code
+from lab.localcluster.realnode import NAME as NODE
+from lab.localcluster.release import raycluster_ready
 
 RELEASE, NAMESPACE = "faults", "faults"
 

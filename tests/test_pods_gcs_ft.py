@@ -18,8 +18,8 @@ from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, asser
     most_at_once, outcome, print_row, run_sets, start_run
 from support.podrelease import installed
 from support.redisserver import redis_on_the_node
-from tools.localcluster import processes
-from tools.localcluster.release import raycluster_ready
+from lab.localcluster import processes
+from lab.localcluster.release import raycluster_ready
 
 RELEASE, NAMESPACE, SECRET = "gcsft", "gcsft", "redis-auth"
 

@@ -1,7 +1,7 @@
 """chart-testing's `ct lint` over the umbrella and each subchart, as chart repositories run it in CI:
 Chart.yaml against the pinned release's schema (yamale), Chart.yaml and values.yaml against
-lintconf.yaml (yamllint), and `helm lint` of each chart with every ci/*-values.yaml it has. ct is
-built by scripts/build-release-tools.sh; yamllint and yamale come from the project venv; ct.yaml
+lab/lintconf.yaml (yamllint), and `helm lint` of each chart with every ci/*-values.yaml it has. ct is
+built by lab/scripts/build-release-tools.sh; yamllint and yamale come from the project venv; lab/ct.yaml
 holds the settings. Runs with Helm 3 and Helm 4 as the `helm` ct finds on PATH."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from generator import paths
-from generator.paths import pinned_versions, tool_cache
-from tools.release.versions import Layout
+from generator.paths import tool_cache
+from lab.pins import pinned_versions
+from lab.release.versions import Layout
 
 CHARTS = Layout(paths.ROOT).charts()
 
@@ -33,7 +34,7 @@ def ct_lint(helm: Path, work: Path, root: Path, charts: list[Path]) -> subproces
     """`ct lint` in root (a git work tree, as ct wants), with `helm` on PATH being the one under test."""
     for needed in (ct_binary(), chart_schema()):
         if not needed.exists():
-            pytest.fail(f"{needed} is missing: run scripts/setup.sh (make setup) first")
+            pytest.fail(f"{needed} is missing: run lab/scripts/setup.sh (make setup) first")
     tools = work / "bin"
     tools.mkdir(exist_ok=True)
     (tools / "helm").unlink(missing_ok=True)
@@ -41,7 +42,7 @@ def ct_lint(helm: Path, work: Path, root: Path, charts: list[Path]) -> subproces
     # yamllint and yamale: console scripts of the venv this test runs in.
     env = {**os.environ, "PATH": os.pathsep.join([str(tools), str(Path(sys.executable).parent), os.environ["PATH"]]),
            "HOME": str(work)}
-    return subprocess.run([str(ct_binary()), "lint", "--config", str(root / "ct.yaml"),
+    return subprocess.run([str(ct_binary()), "lint", "--config", str(root / "lab" / "ct.yaml"),
                            "--chart-yaml-schema", str(chart_schema()),
                            "--charts", ",".join(str(chart.relative_to(root)) for chart in charts)],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600)
@@ -61,7 +62,8 @@ def scratch_repository(work: Path) -> Path:
     repository)."""
     root = work / "repository"
     root.mkdir()
-    for name in ("charts", "values", "ct.yaml", "lintconf.yaml"):
+    (root / "lab").mkdir()
+    for name in ("charts", "values", "lab/ct.yaml", "lab/lintconf.yaml"):
         source = paths.ROOT / name
         (shutil.copytree if source.is_dir() else shutil.copy)(source, root / name)
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)

@@ -15,7 +15,7 @@ import pytest
 from generator import paths
 from support.gpg import SigningKey, create_signing_key
 from support.release import SignedPackage, signed_package
-from tools.release.package import PACKAGED_VALUES, chart_metadata
+from lab.release.package import PACKAGED_VALUES, chart_metadata
 
 VERSION = str(chart_metadata(paths.CHART)["version"])
 NAME = paths.CHART.name

@@ -1,4 +1,4 @@
-"""The chart version policy (docs/releasing.md, tools/release/versions.py): the repository follows
+"""The chart version policy (docs/releasing.md, lab/release/versions.py): the repository follows
 it, and a change without a version bump, a lowered version and a bump with the last release's
 changes each fail, on a copy of the charts."""
 
@@ -12,8 +12,8 @@ import yaml
 
 from generator import paths
 from support.tools import helm_binaries
-from tools.release import semver
-from tools.release.versions import CHANGES, Layout, current, problems, read_record, write_record
+from lab.release import semver
+from lab.release.versions import CHANGES, Layout, current, problems, read_record, write_record
 
 HELM = helm_binaries()["helm4"]
 REPOSITORY = Layout(paths.ROOT)

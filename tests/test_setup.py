@@ -1,5 +1,5 @@
-"""Setup itself: the project venv (tools/venv.py) on Debian's externally managed python3, and the
-step runner (scripts/steps.sh) that says k of n, what it builds and how long it took last time,
+"""Setup itself: the project venv (lab/venv.py) on Debian's externally managed python3, and the
+step runner (lab/scripts/steps.sh) that says k of n, what it builds and how long it took last time,
 keeping build output in build/setup.log."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from generator.paths import ROOT
-from tools.venv import project_venv
+from lab.venv import project_venv
 
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 
 
 def test_tests_run_in_the_project_venv():
     assert Path(sys.prefix) == project_venv().directory, \
-        f"pytest runs in {sys.prefix}: run it as make test does, with `python3 -m tools.venv python`"
+        f"pytest runs in {sys.prefix}: run it as make test does, with `python3 -m lab.venv python`"
 
 
 def externally_managed() -> bool:
@@ -45,7 +45,7 @@ def test_system_pip_refuses_and_the_venv_installs(tmp_path):
     refused = debian_python("import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-m', 'pip', "
                             "'install', '--dry-run', '--no-index', 'PyYAML']).returncode)")
     assert refused.returncode != 0 and "externally-managed-environment" in refused.stdout + refused.stderr
-    made = debian_python("import sys; from pathlib import Path; from tools.venv import ProjectVenv, create; "
+    made = debian_python("import sys; from pathlib import Path; from lab.venv import ProjectVenv, create; "
                          "create(ProjectVenv(Path(sys.argv[1])))", str(tmp_path / "venv"))
     assert made.returncode == 0, made.stderr
     assert_working_pip(tmp_path / "venv")
@@ -56,7 +56,7 @@ def test_pip_bootstrapped_where_ensurepip_is_missing(tmp_path):
     """As on a Debian python3 without python3-venv: the environment made without pip gets it from a wheel."""
     subprocess.run([str(DEBIAN_PYTHON), "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
     assert not (tmp_path / "venv" / "bin" / "pip").exists()
-    made = debian_python("import sys; from pathlib import Path; from tools.venv import ProjectVenv, bootstrap_pip; "
+    made = debian_python("import sys; from pathlib import Path; from lab.venv import ProjectVenv, bootstrap_pip; "
                          "bootstrap_pip(ProjectVenv(Path(sys.argv[1])))", str(tmp_path / "venv"))
     assert made.returncode == 0, made.stderr
     assert_working_pip(tmp_path / "venv")
@@ -91,7 +91,7 @@ run_steps
 
 def run_steps(root: Path, *args: str) -> subprocess.CompletedProcess:
     (root / "cache").mkdir(parents=True, exist_ok=True)
-    script = STEPS.format(steps=ROOT / "scripts" / "steps.sh")
+    script = STEPS.format(steps=ROOT / "lab" / "scripts" / "steps.sh")
     return subprocess.run(["bash", "-c", script, "steps", str(root), *args], capture_output=True, text=True, timeout=60)
 
 

@@ -25,7 +25,7 @@ import pytest
 
 from support.rayhead import free_port
 from support.submitter_run import SUBMITTER
-from tools.localcluster.pki import write_webhook_pki
+from lab.localcluster.pki import write_webhook_pki
 
 sys.path.insert(0, str(SUBMITTER.parent))
 import submitter  # noqa: E402  (the chart's file, as the Job's python3 runs it: its directory on the path)

@@ -54,7 +54,7 @@ def rendered_command(*args: str) -> list[str]:
 def compose_with_verl(version: str, overrides: list[str]):
     config_dir = verl_config_dir(version)
     if not config_dir.exists():
-        pytest.fail(f"{config_dir} missing: run scripts/setup.sh")
+        pytest.fail(f"{config_dir} missing: run lab/scripts/setup.sh")
     return verlconfig.compose(config_dir, overrides)
 
 

@@ -11,11 +11,11 @@ from typing import Iterator
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from tools.localcluster import processes
-from tools.localcluster.cluster import LocalCluster
-from tools.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes
-from tools.localcluster.parts import parts
-from tools.localcluster.release import POD_MONITORS, RAY, RAY_JOBS, Helm, create_namespace, prepare, raycluster_ready
+from lab.localcluster import processes
+from lab.localcluster.cluster import LocalCluster
+from lab.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes
+from lab.localcluster.parts import parts
+from lab.localcluster.release import POD_MONITORS, RAY, RAY_JOBS, Helm, create_namespace, prepare, raycluster_ready
 
 # Namespace whose Pod Security level is `restricted`: pods are dry-run created there to show they pass it.
 RESTRICTED_NAMESPACE = "pss-restricted"

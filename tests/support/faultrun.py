@@ -17,7 +17,7 @@ from kubernetes import client
 from support.podrelease import PodRelease
 from support.realnode import VALUES
 from support.stand_in_steps import read_journal, wait_for_step
-from tools.localcluster.pods import terminated_exit_code
+from lab.localcluster.pods import terminated_exit_code
 
 MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
 # Steps of a run, and of a run that must outlast a new submitter pod (its start and preflight: half a minute

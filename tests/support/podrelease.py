@@ -13,9 +13,9 @@ from typing import Callable, Iterator
 from kubernetes import client
 
 from support.realnode import PodCluster, python_in, ray_jobs
-from tools.localcluster import processes
-from tools.localcluster.realnode import pod_pids
-from tools.localcluster.release import CHART, claim_volume_path, plant_inputs, prepare, ray_pods, raycluster_ready
+from lab.localcluster import processes
+from lab.localcluster.realnode import pod_pids
+from lab.localcluster.release import CHART, claim_volume_path, plant_inputs, prepare, ray_pods, raycluster_ready
 
 
 class PodRelease:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from tools.localcluster.processes import command_line, free_port, wait_for
+from lab.localcluster.processes import command_line, free_port, wait_for
 
 
 # The `ray` CLI through this interpreter: a console script installed by `python3 -m pip` may have no

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from kubernetes import client
 
-from tools.localcluster.cluster import LocalCluster
-from tools.localcluster.nodes import INSTANCE_TYPE_LABEL
-from tools.localcluster.parts import parts
-from tools.localcluster.pods import Executed, run_in
-from tools.localcluster.release import REALNODE_VALUES as VALUES, Helm
+from lab.localcluster.cluster import LocalCluster
+from lab.localcluster.nodes import INSTANCE_TYPE_LABEL
+from lab.localcluster.parts import parts
+from lab.localcluster.pods import Executed, run_in
+from lab.localcluster.release import REALNODE_VALUES as VALUES, Helm
 
 GPUS = 4  # the seed's two Ray nodes with 2 GPUs each
 

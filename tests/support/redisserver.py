@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Iterator
 
 from support.tools import redis_dir
-from tools.localcluster import processes
-from tools.localcluster.hostnet import NODE_IP
+from lab.localcluster import processes
+from lab.localcluster.hostnet import NODE_IP
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def free_port_on(address: str) -> int:
 def redis_on_the_node(state: Path) -> Iterator[Redis]:
     base = redis_dir()
     if base is None:
-        raise FileNotFoundError("Debian's Redis is missing or not of tools/versions.env's REDIS_DEBS: run scripts/setup.sh")
+        raise FileNotFoundError("Debian's Redis is missing or not of lab/versions.env's REDIS_DEBS: run lab/scripts/setup.sh")
     port, password = free_port_on(NODE_IP), secrets.token_hex(16)
     # The password in a file of its own (mode 600), not on the command line for ps to show.
     config = state / "redis.conf"

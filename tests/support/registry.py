@@ -1,5 +1,5 @@
 """A real OCI registry on 127.0.0.1: the CNCF distribution registry (built by
-scripts/build-release-tools.sh), plain HTTP on a free port, blobs stored in the test's directory."""
+lab/scripts/build-release-tools.sh), plain HTTP on a free port, blobs stored in the test's directory."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Iterator
 
 import yaml
 
-from generator.paths import pinned_versions, tool_cache
-from tools.localcluster import processes
+from generator.paths import tool_cache
+from lab.pins import pinned_versions
+from lab.localcluster import processes
 
 
 def registry_binary() -> Path:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from support.gpg import SigningKey, create_signing_key
-from tools.release.package import Signing, package
+from lab.release.package import Signing, package
 
 
 @dataclass(frozen=True)

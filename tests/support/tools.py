@@ -1,10 +1,11 @@
-"""Locations of the pinned tools and schema sources that scripts/setup.sh installs."""
+"""Locations of the pinned tools and schema sources that lab/scripts/setup.sh installs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from generator.paths import ROOT, pinned_versions as versions, prometheus_dir, tool_cache as cache_dir  # noqa: F401
+from generator.paths import ROOT, tool_cache as cache_dir  # noqa: F401
+from lab.pins import pinned_versions as versions, prometheus_dir  # noqa: F401
 from generator.verlconfig import cached_config_dir
 
 
@@ -41,12 +42,12 @@ def prometheus_binaries() -> dict[str, Path]:
 
 
 def redis_dir() -> Path | None:
-    """Debian's Redis as scripts/setup.sh unpacked it (bin/redis-server, lib/), None unless of the pinned packages."""
+    """Debian's Redis as lab/scripts/setup.sh unpacked it (bin/redis-server, lib/), None unless of the pinned packages."""
     base = cache_dir() / "redis"
     pinned = base / "PINNED"
     return base if pinned.exists() and pinned.read_text().strip() == versions()["REDIS_DEBS"] else None
 
 
 def checkov_binary() -> Path:
-    """checkov of the pinned version, in the virtual environment scripts/setup.sh makes for it."""
+    """checkov of the pinned version, in the virtual environment lab/scripts/setup.sh makes for it."""
     return cache_dir() / "venv" / f"checkov-{versions()['CHECKOV_VERSION']}" / "bin" / "checkov"

@@ -1,0 +1,397 @@
+"""The GPU proof, on a machine with NVIDIA GPUs (lab/gpu/run.sh installs the carried wheels first).
+
+smoke: synthetic GSM8K rows and a tiny random Qwen2 go onto a local "shared volume" through the
+chart's own prepare.py; a real Ray head starts with the machine's GPUs; the submitter the chart ships
+submits the veRL command the chart rendered (lab/gpu/render_jobs.py) through Ray's Jobs API and follows
+it; the proof then checks the checkpoint in the directory the chart names.
+bench: the same with a model of Qwen2.5-0.5B's shape, once with the generated H200 profile and once
+with the seed's parameters: seconds per step, tokens per second and peak GPU memory of each.
+vllm-*: the same with veRL 0.9.1 and the chart's vLLM rollout (wheel profile vllm): vllm-smoke,
+vllm-bench (seed, generated, and generated at the earlier rule's rollout memory fraction 0.7), vllm-memory
+(the last two only). One 0.5B run takes about 6 minutes with veRL 0.9.1 (3 of them start-up), so a
+command of at most 10 minutes holds one of them: `--runs NAME`.
+two-node, vllm-two-node: one run on two Ray nodes of one GPU each (head and worker raylet), then on one
+node of two GPUs (`--nodes 2 1`).
+
+Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
+
+Usage: python3 lab/gpu/proof.py MODE [--runs NAME ...] [--nodes N ...] [--out DIR] [--timeout S] [--drop-checkpoints]
+(MODE: one of MODES below)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import render_jobs
+
+HERE = Path(__file__).resolve().parent
+BUNDLE = Path(os.environ.get("GPU_BUNDLE", HERE.parent / ".gpu"))
+WORK = Path(os.environ.get("GPU_WORK", "/tmp/verl-ppo-gpu"))
+DASHBOARD_PORT = 8265
+HEAD_PORT = 6379  # ray start's default GCS port
+MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing": ["bench-micro16"],
+         "vllm-smoke": ["vllm-smoke"], "vllm-bench": ["vllm-seed", "vllm-generated", "vllm-generated-mem07"],
+         "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["grpo"]}
+MODES["all"] = MODES["smoke"] + MODES["bench"]
+MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
+# Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).
+MODES["two-node"], MODES["vllm-two-node"] = ["two-node"], ["vllm-two-node"]
+MODE_NODES = {"two-node": [2, 1], "vllm-two-node": [2, 1]}
+# (baseline, candidate) pairs compared whenever both ran.
+COMPARISONS = {
+    "generated_vs_seed": ("bench-seed", "bench-generated"),
+    "vllm_generated_vs_seed": ("vllm-seed", "vllm-generated"),
+    "vllm_rollout_memory_generated_vs_0.7": ("vllm-generated-mem07", "vllm-generated"),
+}
+TRAIN_ROWS, TEST_ROWS = 512, 64
+STEP_LINE = re.compile(r"step:(\d+) - (.*)")
+
+
+def say(message: str) -> None:
+    print(f"[gpu-proof {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def gpu_count() -> int:
+    """GPUs nvidia-smi lists; 0 where there is no NVIDIA driver."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return sum(line.startswith("GPU ") for line in listing.stdout.splitlines()) if listing.returncode == 0 else 0
+
+
+def gpu_memory_used_mib() -> list[int]:
+    query = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                           capture_output=True, text=True)
+    return [int(value) for value in query.stdout.split()] if query.returncode == 0 else []
+
+
+class PeakMemory:
+    """Samples every GPU's used memory once a second while a run goes on; keeps the maximum of each."""
+
+    def __init__(self) -> None:
+        self.peak: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            used = gpu_memory_used_mib()
+            self.peak = [max(pair) for pair in zip(self.peak, used)] if self.peak else used
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def load_runs(names: list[str], gpus: int, nodes: int = 1) -> list[dict]:
+    """The rendered runs for `nodes` Ray nodes of `gpus` GPUs each."""
+    runs = []
+    profile = os.environ.get("GPU_PROFILE", "hf")
+    for name in names:
+        folder = BUNDLE / "jobs" / render_jobs.run_folder(name, gpus, nodes)
+        if not (folder / "run.json").exists():
+            sys.exit(f"gpu: no rendered run {folder.name} in {BUNDLE}/jobs: render it where Helm is with "
+                     f"`python3 lab/gpu/render_jobs.py --gpus {gpus * nodes} --nodes {nodes}` (make gpu-wheels does) "
+                     f"and copy .gpu/ here")
+        run = {**json.loads((folder / "run.json").read_text()), "folder": str(folder)}
+        if run["profile"] != profile:
+            sys.exit(f"gpu: run {name} needs the {run['profile']} wheels, installed is {profile}: "
+                     f"run it with GPU_PROFILE={run['profile']} (make ... VLLM=1 for vllm)")
+        runs.append(run)
+    return runs
+
+
+def prepare_inputs(runs: list[dict]) -> dict[str, float]:
+    """Data and models onto the volume through the chart's prepare.py (which skips what is there)."""
+    timings = {}
+    prepare = [sys.executable, str(BUNDLE / "prepare.py"), "--source", "local"]
+    mount = runs[0]["mount_path"]
+    start = time.time()
+    subprocess.run([sys.executable, str(HERE / "synth_gsm8k.py"), str(WORK / "gsm8k"), str(TRAIN_ROWS),
+                    str(TEST_ROWS)], check=True)
+    subprocess.run(prepare + ["--dataset-local-path", str(WORK / "gsm8k"),
+                              "--train-file", f"{mount}/data/gsm8k/train.parquet",
+                              "--val-file", f"{mount}/data/gsm8k/test.parquet"], check=True)
+    timings["data_s"] = round(time.time() - start, 1)
+    for size, target in sorted({(run["model_size"], run["model_path"]) for run in runs}):
+        start = time.time()
+        built = WORK / "built" / size
+        if not (built / "config.json").exists():
+            subprocess.run([sys.executable, str(HERE / "build_model.py"), size, str(built)], check=True)
+        subprocess.run(prepare + ["--model-local-path", str(built), "--model-path", target], check=True)
+        timings[f"model_{size}_s"] = round(time.time() - start, 1)
+    return timings
+
+
+class RayHead:
+    """A real local Ray cluster with the machine's GPUs and the head's dashboard (the Jobs API the submitter
+    speaks): one head, and for nodes > 1 worker raylets joining it, each with its own share of the GPUs
+    (CUDA_VISIBLE_DEVICES), as the chart's head and worker pods would have. Should the dashboard not come
+    up, the head is started again without it and runs go straight to it."""
+
+    def __init__(self, gpus: int, nodes: int = 1) -> None:
+        self.gpus, self.nodes = gpus, nodes  # gpus: per node
+        self.url = f"http://127.0.0.1:{DASHBOARD_PORT}"
+        self.cli = [sys.executable, "-m", "ray.scripts.scripts"]
+        self.jobs_api = True
+
+    def node_env(self, node: int) -> dict[str, str]:
+        if self.nodes == 1:
+            return dict(os.environ)
+        devices = range(node * self.gpus, (node + 1) * self.gpus)
+        return {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(map(str, devices))}
+
+    def start(self, dashboard: bool) -> bool:
+        head = subprocess.run(self.cli + ["start", "--head", f"--num-gpus={self.gpus}", "--disable-usage-stats",
+                                          f"--include-dashboard={str(dashboard).lower()}", "--dashboard-host=127.0.0.1",
+                                          f"--dashboard-port={DASHBOARD_PORT}"], env=self.node_env(0)).returncode == 0
+        workers = [subprocess.run(self.cli + ["start", f"--address=127.0.0.1:{HEAD_PORT}", f"--num-gpus={self.gpus}",
+                                              "--disable-usage-stats"], env=self.node_env(node)).returncode == 0
+                   for node in range(1, self.nodes)] if head else []
+        return head and all(workers)
+
+    def dashboard_answers(self, seconds: float) -> bool:
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.url + "/api/version", timeout=5) as answer:
+                    say(f"Ray dashboard answers: {json.load(answer)}")
+                    return True
+            except OSError:
+                time.sleep(1)
+        return False
+
+    def __enter__(self) -> "RayHead":
+        start = time.time()
+        if not (self.start(dashboard=True) and self.dashboard_answers(90)):
+            say("Ray's dashboard did not come up: runs go to the head without the submitter (see ray-logs)")
+            self.__exit__()
+            self.jobs_api = False
+            if not self.start(dashboard=False):
+                raise SystemExit("gpu: the Ray head did not start")
+        say(f"Ray head up in {time.time() - start:.0f} s" + (f" with {self.nodes - 1} worker raylet(s), "
+            f"{self.gpus} GPU(s) each" if self.nodes > 1 else ""))
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        subprocess.run(self.cli + ["stop", "--force"], capture_output=True)
+
+    def stop_jobs(self) -> None:
+        """Stops what a run left active (after a timeout), so the next run gets the GPUs."""
+        if not self.jobs_api:
+            return
+        with urllib.request.urlopen(self.url + "/api/jobs/", timeout=10) as answer:
+            for job in json.load(answer):
+                if job.get("status") in ("PENDING", "RUNNING"):
+                    request = urllib.request.Request(f"{self.url}/api/jobs/{job['submission_id']}/stop", method="POST")
+                    urllib.request.urlopen(request, timeout=10).close()
+
+
+def step_metrics(log_text: str) -> dict[int, dict[str, float]]:
+    """veRL's console logger prints one 'step:N - key:value - ...' line per PPO step."""
+    steps = {}
+    for match in STEP_LINE.finditer(log_text):
+        metrics = {}
+        for pair in match.group(2).split(" - "):
+            key, _, value = pair.rpartition(":")
+            try:
+                metrics[key.strip()] = float(value)
+            except ValueError:
+                continue
+        steps[int(match.group(1))] = metrics
+    return steps
+
+
+def checkpoint_listing(directory: str) -> list[str]:
+    root = Path(directory)
+    return sorted(f"{path.relative_to(root)} {path.stat().st_size}" for path in root.rglob("*") if path.is_file())
+
+
+def peak_metric(steps: dict[int, dict[str, float]], suffix: str) -> float | None:
+    values = [value for step in steps.values() for key, value in step.items() if key.endswith(suffix)]
+    return round(max(values), 3) if values else None
+
+
+def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) -> dict:
+    """Means over the steady steps: not the first (warm-up) nor the last (validation and checkpoint).
+    veRL 0.9.1 logs the validation before training as step 0, with no step timings: not a training step.
+    A run stopped early (timeout) falls back to the training steps it logged (steady_steps says so)."""
+    training = {n: step for n, step in steps.items() if "perf/time_per_step" in step}
+    steady = [training[n] for n in sorted(training) if 1 < n < run["steps"]] or list(training.values())
+
+    def mean(key: str) -> float | None:
+        values = [step[key] for step in steady if key in step]
+        return round(statistics.mean(values), 3) if values and len(values) == len(steady) else None
+
+    seconds = mean("perf/time_per_step")
+    tokens = mean("perf/total_num_tokens")
+    # Every phase veRL timed (the names differ between versions: 0.9.1 adds update_weights and others).
+    phases = sorted({key.removeprefix("timing_s/") for step in steady for key in step if key.startswith("timing_s/")})
+    return {
+        "steps_logged": sorted(steps), "training_steps": sorted(training),
+        "steady_steps": [n for n in sorted(training) if 1 < n < run["steps"]] or sorted(training),
+        "seconds_per_step": seconds,
+        "tokens_per_step": tokens,
+        "tokens_per_second": round(tokens / seconds, 1) if seconds and tokens else None,
+        "tokens_per_second_per_gpu": mean("perf/throughput"),
+        "timing_s": {name: mean(f"timing_s/{name}") for name in phases},
+        # veRL 0.3 logs perf/max_memory_*; 0.9.1 logs one per worker role (actor/perf/..., critic/perf/...).
+        "torch_max_allocated_gib": peak_metric(steps, "perf/max_memory_allocated_gb"),
+        "torch_max_reserved_gib": peak_metric(steps, "perf/max_memory_reserved_gb"),
+        "nvidia_smi_peak_mib": peak,
+        "response_length_mean": mean("response_length/mean"),
+    }
+
+
+def rollout_figures(entrypoint: str, summary: dict) -> dict:
+    """Generated tokens per second of the rollout phase: the batch's responses over timing_s/gen."""
+    batch = next((int(word.split("=", 1)[1]) for word in entrypoint.split("'") if word.startswith("data.train_batch_size=")), None)
+    gen, length = summary["timing_s"].get("gen"), summary.get("response_length_mean")
+    return {"rollout_rows": batch, "rollout_tokens_per_second": round(batch * length / gen, 1)
+            if batch and gen and length else None}
+
+
+def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint: bool = True) -> dict:
+    """Runs the chart's submitter with the chart's Job environment, pointed at the local head."""
+    folder = Path(run["folder"])
+    spec = json.loads((folder / "job.json").read_text())
+    if head.jobs_api:
+        env = {**os.environ, **run["env"], "RAY_DASHBOARD_URL": head.url, "VERL_PPO_JOB_SPEC": str(folder / "job.json")}
+        command = [sys.executable, str(folder / "submitter.py")] + run["submitter_command"][2:]
+    else:  # the same entrypoint as the driver of a local Ray job
+        env = {**os.environ, **spec["runtime_env"].get("env_vars", {}), "RAY_ADDRESS": "auto"}
+        command = ["bash", "-c", spec["entrypoint"]]
+    log_path = out / f"{run['run']}.log"
+    say(f"{run['run']}: {run['release']} on {run['gpus']} GPU(s), {run['steps']} steps, model {run['model_size']}")
+    start = time.time()
+    with open(log_path, "w") as log, PeakMemory() as memory:
+        try:
+            code = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            code = 124
+            head.stop_jobs()
+    wall = round(time.time() - start, 1)
+    text = log_path.read_text(errors="replace")
+    steps = step_metrics(text)
+    for line in text.splitlines():
+        if "[verl-ppo submitter]" in line or "Traceback" in line or "Error" in line[:200]:
+            print("   ", line[:300])
+    listing = checkpoint_listing(run["checkpoint_dir"]) if Path(run["checkpoint_dir"]).is_dir() else []
+    latest = Path(run["checkpoint_dir"]) / "latest_checkpointed_iteration.txt"
+    result = {
+        "run": run["run"], "release": run["release"], "values_file": run["values_file"], "gpus": run["gpus"],
+        "route": "submitter -> Ray Jobs API" if head.jobs_api else "driver on the Ray head (no dashboard)",
+        "exit_code": code, "wall_s": wall, "entrypoint": spec["entrypoint"],
+        "helm_command": run["helm_command"], "checkpoint_dir": run["checkpoint_dir"],
+        "checkpoint_step": latest.read_text().strip() if latest.exists() else None,
+        "checkpoint_files": listing, **summarize(run, steps, memory.peak),
+    }
+    result.update(rollout_figures(spec["entrypoint"], result))
+    if not keep_checkpoint and Path(run["checkpoint_dir"]).is_dir():
+        # A 0.5B checkpoint is about 12 GB; the GPU machine's disk holds a few. Listed above, then dropped.
+        shutil.rmtree(run["checkpoint_dir"])
+    say(f"{run['run']}: exit {code} in {wall} s; steps {result['steps_logged']}; "
+        f"{result['seconds_per_step']} s/step, {result['tokens_per_second']} tokens/s; "
+        f"checkpoint step {result['checkpoint_step']} ({len(listing)} files in {run['checkpoint_dir']})")
+    return result
+
+
+def compare(baseline: dict | None, candidate: dict | None) -> dict | None:
+    """Candidate over baseline (ratios above 1: the candidate is faster or takes more memory)."""
+    if not baseline or not candidate or not baseline["seconds_per_step"] or not candidate["seconds_per_step"]:
+        return None
+
+    def ratio(key: str) -> float | None:
+        return round(candidate[key] / baseline[key], 3) if candidate.get(key) and baseline.get(key) else None
+
+    return {
+        "speedup_seconds_per_step": round(baseline["seconds_per_step"] / candidate["seconds_per_step"], 3),
+        "tokens_per_second_ratio": ratio("tokens_per_second"),
+        "rollout_tokens_per_second_ratio": ratio("rollout_tokens_per_second"),
+        "torch_max_allocated_ratio": ratio("torch_max_allocated_gib"),
+        "nvidia_smi_peak_ratio": round(max(candidate["nvidia_smi_peak_mib"]) / max(baseline["nvidia_smi_peak_mib"]), 3)
+        if candidate["nvidia_smi_peak_mib"] and baseline["nvidia_smi_peak_mib"] else None,
+    }
+
+
+def run_key(run: dict, layouts: int) -> str:
+    """A run's name in results.json; with several layouts in one command, with its own: NAME@NODESxGPUS."""
+    return run["run"] if layouts == 1 else f"{run['run']}@{run['nodes']}x{run['gpus']}"
+
+
+def comparisons(results: dict[str, dict]) -> dict[str, dict]:
+    """The fixed pairs, and each run on several Ray nodes against the same run on one node (NAME@1xG)."""
+    pairs = dict(COMPARISONS)
+    for key in results:
+        name, _, layout = key.partition("@")
+        nodes, _, per_node = layout.partition("x")
+        if layout and nodes != "1":
+            one_node = f"{name}@1x{int(nodes) * int(per_node)}"
+            pairs[f"{key}_vs_{one_node}"] = (one_node, key)
+    return {name: figures for name, (baseline, candidate) in pairs.items()
+            if (figures := compare(results.get(baseline), results.get(candidate)))}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=sorted(MODES))
+    parser.add_argument("--runs", nargs="+", help="run names instead of the mode's (e.g. bench-seed)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or WORK / "out"))
+    parser.add_argument("--timeout", type=float, default=480, help="seconds one run may take")
+    parser.add_argument("--drop-checkpoints", action="store_true",
+                        help="list, then delete each run's checkpoint (the disk holds only a few 0.5B ones)")
+    parser.add_argument("--nodes", type=int, nargs="+", help="Ray nodes to split the machine's GPUs over, one "
+                        "cluster after the other (the mode's layouts by default; two-node: 2 then 1)")
+    args = parser.parse_args()
+    gpus = gpu_count()
+    if gpus == 0:
+        sys.exit("gpu: no NVIDIA GPU here (nvidia-smi lists none); the GPU proof runs only on a GPU machine")
+    layouts = args.nodes or MODE_NODES.get(args.mode, [1])
+    if any(gpus % nodes for nodes in layouts):
+        sys.exit(f"gpu: --nodes {layouts}: {gpus} GPUs here do not split evenly over that many Ray nodes")
+    args.out.mkdir(parents=True, exist_ok=True)
+    plan = [(nodes, load_runs(args.runs or MODES[args.mode], gpus // nodes, nodes)) for nodes in layouts]
+    results_path = args.out / "results.json"
+    report = json.loads(results_path.read_text()) if results_path.exists() else {"runs": {}}
+    report.update(date_utc=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), gpus=gpus, gpu=subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+        capture_output=True, text=True).stdout.strip().splitlines())
+    report["prepare"] = prepare_inputs(plan[0][1])
+    say(f"inputs ready: {report['prepare']}")
+    failed = False
+    for nodes, runs in plan:
+        with RayHead(gpus // nodes, nodes) as head:
+            for run in runs:
+                # Layouts share release names and so checkpoint directories: resume_mode=auto would resume one
+                # layout's run from another's checkpoint, so with several layouts each is listed, then dropped.
+                keep = not args.drop_checkpoints and len(layouts) == 1
+                result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep)
+                report["runs"][run_key(run, len(layouts))] = result
+                report["comparison"] = comparisons(report["runs"])
+                results_path.write_text(json.dumps(report, indent=2) + "\n")
+                failed |= result["exit_code"] != 0 or result["checkpoint_step"] != str(run["steps"])
+    print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
+                                                   "rollout_tokens_per_second", "timing_s", "torch_max_allocated_gib",
+                                                   "nvidia_smi_peak_mib", "checkpoint_step")}
+                      for name, r in report["runs"].items()} | {"comparison": report.get("comparison")}, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+# Setup's steps (sourced; needs $root and $cache). A step is an id, a label, a function that says
+# whether its result is already in the cache and a function that builds it. run_steps prints one
+# line per step (k of n, what it builds, how long that took last time) and sends the builds' own
+# output (module downloads, compiler lines) to build/setup.log, whose tail it prints on failure.
+# A ready function is a quick test whose status is its answer (it runs as a condition).
+# Build times are recorded under $cache/timings/<id>, so a rebuild (a new pin) can say how long.
+
+declare -p STEPS >/dev/null 2>&1 || STEPS=()  # sourced twice (setup, then a build script): keep the list
+SETUP_LOG="$root/build/setup.log"
+
+add_step() {  # add_step ID LABEL READY_FUNCTION BUILD_FUNCTION
+  STEPS+=("$1|$2|$3|$4")
+}
+
+format_seconds() {
+  if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi
+}
+
+last_time() {  # last_time ID: "last time 3m05s", or "first build here"
+  local file="$cache/timings/$1"
+  if [ -s "$file" ]; then echo "last time $(format_seconds "$(cat "$file")")"; else echo "first build here"; fi
+}
+
+# Runs a step's build with its output in the log and errexit on inside it; on failure prints the
+# log's tail and stops setup. Never call it as a condition: bash turns errexit off in there.
+build_logged() {  # build_logged "[k/n] LABEL" FUNCTION
+  local status
+  set +e
+  ( set -e; "$2" ) >>"$SETUP_LOG" 2>&1
+  status=$?
+  set -e
+  [ "$status" = 0 ] && return
+  echo "setup $1: FAILED; the end of $SETUP_LOG:" >&2
+  tail -n 25 "$SETUP_LOG" >&2
+  echo "setup: the whole log is $SETUP_LOG" >&2
+  exit 1
+}
+
+run_steps() {
+  local total=${#STEPS[@]} k=0 todo=() builds=0 recorded=0 pending=0 entry id label ready build started elapsed
+  mkdir -p "$(dirname "$SETUP_LOG")" "$cache/timings"
+  : >"$SETUP_LOG"
+  for entry in "${STEPS[@]}"; do
+    IFS='|' read -r id label ready build <<<"$entry"
+    if "$ready" >>"$SETUP_LOG" 2>&1; then todo+=(cached); continue; fi
+    todo+=(build)
+    builds=$((builds + 1))
+    if [ -s "$cache/timings/$id" ]; then
+      recorded=$((recorded + 1))
+      pending=$((pending + $(cat "$cache/timings/$id")))
+    fi
+  done
+  if [ "$builds" = 0 ]; then
+    echo "setup: all $total steps cached under $cache"
+  else
+    echo "setup: $builds of $total steps to build; their output goes to $SETUP_LOG"
+    if [ "$recorded" -gt 0 ]; then
+      echo "setup: $recorded of those took $(format_seconds "$pending") together last time"
+    fi
+  fi
+  for entry in "${STEPS[@]}"; do
+    IFS='|' read -r id label ready build <<<"$entry"
+    k=$((k + 1))
+    if [ "${todo[$((k - 1))]}" = cached ]; then
+      printf 'setup [%d/%d] %s: cached\n' "$k" "$total" "$label"
+      continue
+    fi
+    printf 'setup [%d/%d] %s: building (%s) ...\n' "$k" "$total" "$label" "$(last_time "$id")"
+    started=$(date +%s)
+    build_logged "[$k/$total] $label" "$build"
+    elapsed=$(($(date +%s) - started))
+    echo "$elapsed" >"$cache/timings/$id"
+    printf 'setup [%d/%d] %s: built in %s\n' "$k" "$total" "$label" "$(format_seconds "$elapsed")"
+  done
+}
+
+# Downloads Debian packages (name=version words) into DIR, refreshing apt's lists once if a pin is not
+# found; stops setup naming the pins when Debian no longer serves one.
+debian_download() {  # debian_download DIR PACKAGE=VERSION...
+  local dir=$1
+  shift
+  chown _apt "$dir" 2>/dev/null || true  # apt downloads as its _apt user where that user may write
+  if ! (cd "$dir" && apt-get download -qq "$@"); then
+    apt-get update -q >/dev/null
+    (cd "$dir" && apt-get download -qq "$@") ||
+      { echo "setup: Debian no longer serves one of $*: pin the versions apt-cache policy lists in lab/versions.env" >&2; exit 1; }
+  fi
+}
