@@ -5,7 +5,7 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
 HELM ?= $(HELM_CACHE)/bin/helm4
 
-.PHONY: help setup venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup setup-fast test-fast venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -64,12 +64,32 @@ package: venv  ## the chart's release package in build/charts/, values/ inside (
 TIER ?=
 # Parallel test workers (pytest-xdist; tests/support/tiers.py and workers.py say how work is shared). The
 # default, 2: the real node's tier (the fault matrix: about 30 min, mostly waiting on pods and Ray) on one
-# worker, everything else on the other. WORKERS=0 runs everything in this one process (about 59 min);
-# under 5 workers on 2 cores two timing-bound Ray fault tests failed.
+# worker, everything else on the other. WORKERS=0 runs everything in this one process; under 5 workers
+# on 2 cores two timing-bound Ray fault tests failed.
 WORKERS ?= 2
-# The 30 slowest tests close the report, so a CI log's tail says where the time went.
-test: setup  ## all tests (TIER=chart: one tier; WORKERS=0: in one process)
-	$(PYTHON) -m pytest tests -n $(WORKERS) --durations=30 $(if $(TIER),-m $(TIER))
+# The fast lane's tiers: no cluster, no Ray (lint, ct lint, every values file and ci scenario templated and
+# validated strictly, generator, chart, bad input, veRL's config, release).
+FAST_TIERS = generator or chart or verl or release
+# What the fast lane needs of setup (lab/scripts/setup.sh's step ids): no Kubernetes, no images.
+FAST_STEPS = venv helm3 helm4 schemas verl-config checkov registry ct
+PYTEST = $(PYTHON) -m pytest tests -n $(WORKERS) --durations=30
+
+setup-fast:  ## only what `make test-fast` needs of setup (cached)
+	bash lab/scripts/setup.sh $(FAST_STEPS)
+
+test-fast: setup-fast  ## the fast lane: no cluster, no Ray (warm: a few minutes on 2 cores)
+	$(PYTEST) -m "$(FAST_TIERS)"
+
+# The 30 slowest tests close each lane's report, so a CI log's tail says where the time went. The demo's
+# cluster (`make demo`) holds the machine's one real node, which the pods tier needs: it is stopped first.
+test: setup  ## all tests: the fast lane, then (if it passed) the rest (TIER=chart: one tier; WORKERS=0: in one process)
+ifeq ($(TIER),)
+	$(MAKE) --no-print-directory test-fast
+	@$(PYTHON) -m lab.localcluster down
+	$(PYTEST) -m "not ($(FAST_TIERS))"
+else
+	$(PYTEST) -m $(TIER)
+endif
 
 # Options of lab/mutate, e.g. MUTATE_ARGS="--only generator/sizing.py" or "--sample 40".
 MUTATE_ARGS ?=

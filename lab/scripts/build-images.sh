@@ -11,7 +11,7 @@ set -euo pipefail
 check_only=false
 [ "${1:-}" = --check ] && check_only=true
 root=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../tools/versions.env
+# shellcheck source=../versions.env
 source "$root/lab/versions.env"
 cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
 images="$cache/images"

@@ -2,7 +2,7 @@
 # the tool cache and its bin/, the build parallelism (VERL_PPO_BUILD_JOBS: the machines have 2 cores
 # shared with other work), the step runner and the Go module helpers.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=../tools/versions.env
+# shellcheck source=../versions.env
 source "$root/lab/versions.env"
 cache=${VERL_PPO_CACHE:-$HOME/.cache/verl-ppo}
 bin="$cache/bin"

@@ -36,6 +36,20 @@ build_logged() {  # build_logged "[k/n] LABEL" FUNCTION
   exit 1
 }
 
+# select_steps ID...: keep only the named steps (in setup's order), so a target builds what it needs and
+# no more; an unknown id stops setup with the list of known ones.
+select_steps() {
+  local wanted=" $* " entry kept=() known=() id
+  for entry in "${STEPS[@]}"; do known+=("${entry%%|*}"); done
+  for id in "$@"; do
+    case " ${known[*]} " in *" $id "*) ;; *) echo "setup: no step '$id'; steps: ${known[*]}" >&2; exit 2 ;; esac
+  done
+  for entry in "${STEPS[@]}"; do
+    case $wanted in *" ${entry%%|*} "*) kept+=("$entry") ;; esac
+  done
+  STEPS=("${kept[@]}")
+}
+
 run_steps() {
   local total=${#STEPS[@]} k=0 todo=() builds=0 recorded=0 pending=0 entry id label ready build started elapsed
   mkdir -p "$(dirname "$SETUP_LOG")" "$cache/timings"
