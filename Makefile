@@ -13,10 +13,10 @@ SHAPE ?= seed-2gpu
 help:  ## list the targets (the two fresh-machine ones: demo, test)
 	@grep -E '^[a-z][-a-z]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([-a-z]+):.*## (.*)$$/  make \1\t\2/' | expand -t 24
 
-setup:  ## create the project venv with requirements.txt, build Helm 3 and 4 and the local cluster, fetch schemas (cached)
+setup:  ## create the project venv (requirements.txt, requirements-test.txt), build Helm 3 and 4 and the local cluster, fetch schemas (cached)
 	bash lab/scripts/setup.sh
 
-venv:  ## only the project venv with requirements.txt (what the generator targets need; cached)
+venv:  ## only the project venv: the generator's runtime (requirements.txt) and the tests' packages (requirements-test.txt); cached
 	python3 -m lab.venv ensure >/dev/null
 
 values: venv  ## (maintainers) regenerate values/ from the catalog and the sizing rules

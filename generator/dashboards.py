@@ -24,9 +24,9 @@ _EMPTY_MATCHER = re.compile(r",(\s*,)+")
 
 
 def pinned_ray_version() -> str:
-    match = re.search(r"^ray\[default\]==(\S+)$", (paths.ROOT / "requirements.txt").read_text(), re.MULTILINE)
+    match = re.search(r"^ray\[default\]==(\S+)$", (paths.ROOT / "requirements-test.txt").read_text(), re.MULTILINE)
     if not match:
-        raise SystemExit("requirements.txt pins no ray[default]==<version>")
+        raise SystemExit("requirements-test.txt pins no ray[default]==<version>")
     return match.group(1)
 
 
@@ -40,7 +40,7 @@ def generate() -> dict[str, str]:
     from ray.dashboard.modules.metrics import grafana_dashboard_factory as factory
 
     if ray.__version__ != pinned_ray_version():
-        raise SystemExit(f"installed Ray is {ray.__version__}, requirements.txt pins {pinned_ray_version()}: "
+        raise SystemExit(f"installed Ray is {ray.__version__}, requirements-test.txt pins {pinned_ray_version()}: "
                          "run `make setup` first")
     saved = {key: os.environ.pop(key) for key in list(os.environ) if _OVERRIDE.match(key)}
     try:

@@ -1,9 +1,10 @@
-"""The project's virtual environment: every Python package of requirements.txt, installed by setup.
+"""The project's virtual environment: every Python package of requirements.txt (the generator's runtime)
+and requirements-test.txt (the tests' and the lab's), installed by setup.
 
 `python3 -m lab.venv python` prints the interpreter every make target and test runs with;
 `python3 -m lab.venv ensure` creates the environment (or reuses it) and prints the same path.
-It lives under the tool cache, named by a hash of requirements.txt, so clones and worktrees of one
-revision share it and a changed requirements.txt gets a fresh one (no stale packages). Runs on the
+It lives under the tool cache, named by a hash of both files, so clones and worktrees of one
+revision share it and a changed requirements file gets a fresh one (no stale packages). Runs on the
 standard library alone, with whatever `python3` comes first on PATH, Debian's externally managed
 interpreter included: a virtual environment is what PEP 668 asks for.
 """
@@ -25,7 +26,8 @@ from pathlib import Path
 
 from generator.paths import ROOT, tool_cache
 
-REQUIREMENTS = ROOT / "requirements.txt"
+# The venv's lock, in the order pip reads them: the generator's runtime, then the tests' and the lab's.
+REQUIREMENTS = (ROOT / "requirements.txt", ROOT / "requirements-test.txt")
 # Where Debian's python3-pip-whl keeps the pip wheel (python3-venv's ensurepip uses it too).
 DEBIAN_WHEELS = "/usr/share/python-wheels/pip-*.whl"
 
@@ -50,9 +52,14 @@ class ProjectVenv:
 
 
 def project_venv() -> ProjectVenv:
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256(requirements_text().encode()).hexdigest()[:12]
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     return ProjectVenv(tool_cache() / "venv" / f"py{version}-{digest}")
+
+
+def requirements_text() -> str:
+    """Both requirements files, each under its name: what names the venv and what its ready mark records."""
+    return "".join(f"# {path.name}\n{path.read_text()}" for path in REQUIREMENTS)
 
 
 def create(target: ProjectVenv) -> None:
@@ -94,7 +101,7 @@ def pip_wheel(downloads: Path) -> Path:
 
 def install_requirements(target: ProjectVenv) -> None:
     subprocess.run([str(target.python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    "-r", str(REQUIREMENTS)], check=True)
+                    *(argument for path in REQUIREMENTS for argument in ("-r", str(path)))], check=True)
 
 
 def ensure(target: ProjectVenv) -> None:
@@ -106,7 +113,7 @@ def ensure(target: ProjectVenv) -> None:
             return
         create(target)
         install_requirements(target)
-        target.ready_mark.write_text(f"{REQUIREMENTS.read_text()}")
+        target.ready_mark.write_text(requirements_text())
 
 
 def main() -> None:

@@ -45,7 +45,7 @@ def release(pod_cluster):
 
 def test_the_values_name_the_image_the_node_imported():
     values = yaml.safe_load(VALUES.read_text())["global"]["image"]
-    ray_pin = next(line.split("==")[1].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+    ray_pin = next(line.split("==")[1].strip() for line in (ROOT / "requirements-test.txt").read_text().splitlines()
                    if line.startswith("ray[default]=="))
     assert f"docker.io/{values['repository']}" == IMAGE_BASE_NAMES["ray"]
     assert values["tag"] == ray_pin

@@ -2,7 +2,7 @@
 (support/stand_in_ranks.py: like veRL it holds a rank with the GPUs of every Ray node and checkpoints to
 trainer.default_local_dir on the shared volume, a step at a time); each test starts a run of its own (an
 upgrade to a checkpoint directory of its own: a new submitter Job), strikes it after step FAULT_AT, and
-measures what the README's fault matrix reports:
+measures what the fault matrix of docs/operations.md reports:
 - runs at once: the most Ray job attempts of the release running at one moment (their start and end times
   on the head; an attempt lost with its head ends when the head went), never more than one;
 - resumed from: the step each attempt started at (its first step in the run's journal, where every

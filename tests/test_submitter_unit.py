@@ -690,7 +690,7 @@ def test_a_node_left_during_the_preflight_it_runs_again_then_the_run(monkeypatch
 
 
 def test_a_cluster_that_never_holds_still_submits_nothing(monkeypatch, capsys):
-    runs = 3  # the README's "up to 3 times in one pod"
+    runs = 3  # docs/operations.md's "up to 3 times in one pod"
     head = preflight_run(monkeypatch, [{"status": "FAILED", "driver_exit_code": 75}] * (runs + 1))
     assert submitter.run(head, settings(preflight_program=str(PREFLIGHT), preflight_expected={})) == 5
     assert len(head.submitted) == runs and all("-preflight-" in s for s in head.submitted)

@@ -1,1 +1,1 @@
-"""Benchmarks: they print figures and gate nothing (`python -m benchmarks.<name>`)."""
+"""Benchmarks: they print figures and gate nothing (`python -m lab.benchmarks.<name>`)."""

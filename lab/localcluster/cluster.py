@@ -27,7 +27,7 @@ KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # (40 s) 1,024 nodes renew 100 leases a second, the apiserver's largest load at that size; a lease
 # as long as the grace period renews every 75 s, four times within it.
 NODE_GRACE_SECONDS = 300
-# The KubeRay operator's client rate and workers as README "Large clusters" advises for 1,000+ GPU nodes
+# The KubeRay operator's client rate and workers as docs/scale.md advises for 1,000+ GPU nodes
 # (flags of its main.go; v1.6.0 defaults: --qps=100, --burst=200, --reconcile-concurrency=1): a burst above
 # the 1,024 pods of the largest benchmark, several releases of a test session reconciled at once.
 OPERATOR_FLAGS = ("--qps=200", "--burst=1100", "--reconcile-concurrency=4")

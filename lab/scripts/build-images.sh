@@ -2,7 +2,7 @@
 # Builds the real node's images here, with no registry, as OCI archives under $VERL_PPO_CACHE/images:
 # - pause: the pod sandbox image (lab/images/pause.c, linked statically), containerd's sandbox_image;
 # - ray: a Debian root file system (debootstrap from the mirror apt uses) with Python, the Ray pinned in
-#   requirements.txt (pip from PyPI), wget and bash (KubeRay's probes exec them) and the tests' stand-in
+#   requirements-test.txt (pip from PyPI), wget and bash (KubeRay's probes exec them) and the tests' stand-in
 #   driver (tests/support/stand_in.py, importable as stand_in); the chart's Ray pods and submitter run it.
 # umoci packs each; the archive is rebuilt only when a hash of its recipe changes. The node imports
 # them (lab/localcluster/images.py) under their docker.io/ names, as the kubelet looks short names up.
@@ -18,8 +18,8 @@ images="$cache/images"
 debs="$cache/realnode/debs"
 export PATH="$debs/sbin:$PATH"
 mkdir -p "$images"
-ray_version=$(sed -nE 's/^ray\[default\]==([^ ;]+).*/\1/p' "$root/requirements.txt")
-[ -n "$ray_version" ] || { echo "build-images: requirements.txt pins no ray[default]==VERSION" >&2; exit 1; }
+ray_version=$(sed -nE 's/^ray\[default\]==([^ ;]+).*/\1/p' "$root/requirements-test.txt")
+[ -n "$ray_version" ] || { echo "build-images: requirements-test.txt pins no ray[default]==VERSION" >&2; exit 1; }
 
 recipe_hash() {  # recipe_hash FILE... : what an image is made of, hashed with the pinned versions
   { cat "$0" "$@"; echo "$IMAGE_DEBIAN_SUITE $ray_version $REALNODE_DEBS"; } | sha256sum | cut -c1-16

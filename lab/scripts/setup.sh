@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the generator and the tests need, from the package registries only:
-# the project's virtual environment with requirements.txt (lab/venv.py), Helm 3 and Helm 4 built
+# the project's virtual environment with requirements.txt and requirements-test.txt (lab/venv.py), Helm 3 and Helm 4 built
 # from their Go modules, the Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs
 # from their Go modules, veRL's config from its wheels, Prometheus and promtool from their Go module,
 # the parts of the local cluster (lab/scripts/build-localcluster.sh) and the chart's release tools
@@ -178,7 +178,7 @@ checkov_build() {
   "$venv_python" -m pip --python "$checkov_venv/bin/python" install -q --disable-pip-version-check "checkov==$CHECKOV_VERSION"
 }
 
-add_step venv "Python packages of requirements.txt into the project venv" venv_ready venv_build
+add_step venv "Python packages of requirements.txt and requirements-test.txt into the project venv" venv_ready venv_build
 add_step helm3 "helm $HELM3_VERSION from its Go module" helm3_ready helm3_build
 add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build

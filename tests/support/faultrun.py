@@ -55,7 +55,7 @@ class Outcome:
     logs: str  # theirs, in that order
 
     def row(self, fault: str) -> str:
-        """The README's matrix row, from what was measured."""
+        """The fault matrix's row (docs/operations.md), from what was measured."""
         attempts = ", ".join(f"a{n} {a['status']}" for n, a in sorted(self.attempts.items()))
         status = "Complete" if self.job.status.succeeded else "Failed"
         pods = f"{len(self.pods)} pod{'s' if len(self.pods) > 1 else ''}, {self.job.status.failed or 0} failed"

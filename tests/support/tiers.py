@@ -1,4 +1,4 @@
-"""Test tiers (README, "Layout"), each a pytest marker: `pytest -m chart`, `pytest -m "not cluster"`.
+"""Test tiers (docs/testing.md), each a pytest marker: `pytest -m chart`, `pytest -m "not cluster"`.
 Every test file belongs to exactly one tier, by its name; the tiers that start daemons also say how
 parallel workers share them (tests/support/workers.py)."""
 

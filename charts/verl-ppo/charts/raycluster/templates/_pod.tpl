@@ -131,7 +131,7 @@ spec:
 
 {{/* The Ray container's security context: the user's, with every capability dropped and only what the chosen
      features need added back (IPC_LOCK to pin memory for RDMA; the user's capabilities.add, e.g. SYS_PTRACE for
-     CUDA memory handles exchanged with pidfd_getfd, see the README). */}}
+     CUDA memory handles exchanged with pidfd_getfd, see docs/security.md). */}}
 {{- define "raycluster.containerSecurityContext" -}}
 {{- $securityContext := deepCopy (.Values.securityContext | default dict) -}}
 {{- $capabilities := $securityContext.capabilities | default dict -}}
