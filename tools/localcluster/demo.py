@@ -9,7 +9,7 @@ from pathlib import Path
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from generator.helmvalues import chart_values
+from generator.chartvalues import chart_values
 from tools.localcluster import processes
 from tools.localcluster.cluster import LocalCluster
 from tools.localcluster.demo_realnode import run_real_node_demo, unavailable
