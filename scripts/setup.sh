@@ -6,7 +6,8 @@
 # the parts of the local cluster (scripts/build-localcluster.sh) and the chart's release tools
 # (scripts/build-release-tools.sh). Everything is cached under $VERL_PPO_CACHE (default
 # ~/.cache/verl-ppo) and reused; each step says whether it is cached or what it builds
-# (scripts/steps.sh), the builds' own output goes to build/setup.log.
+# (scripts/steps.sh), the builds' own output goes to build/setup.log. Step names as arguments run those
+# steps alone (`scripts/setup.sh helm3 helm4`: only Helm).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -190,5 +191,6 @@ add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checko
 source "$root/scripts/build-localcluster.sh"
 # shellcheck source=build-release-tools.sh
 source "$root/scripts/build-release-tools.sh"
+select_steps "$@"
 run_steps
 echo "setup: tools ready under $cache; Python: $venv_python"

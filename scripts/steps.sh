@@ -36,6 +36,21 @@ build_logged() {  # build_logged "[k/n] LABEL" FUNCTION
   exit 1
 }
 
+# Keeps only the named steps, in setup's order (`scripts/setup.sh helm4`: the pinned Helm 4 alone, what
+# `make helm` needs); none named keeps every step. An unknown name stops setup, listing the known ones.
+select_steps() {  # select_steps [ID...]
+  [ $# = 0 ] && return
+  local kept=() entry known=() wanted
+  for entry in "${STEPS[@]}"; do known+=("${entry%%|*}"); done
+  for wanted in "$@"; do
+    [[ " ${known[*]} " == *" $wanted "* ]] || { echo "setup: no step named $wanted; the steps: ${known[*]}" >&2; exit 2; }
+  done
+  for entry in "${STEPS[@]}"; do
+    [[ " $* " == *" ${entry%%|*} "* ]] && kept+=("$entry")
+  done
+  STEPS=("${kept[@]}")
+}
+
 run_steps() {
   local total=${#STEPS[@]} k=0 todo=() builds=0 recorded=0 pending=0 entry id label ready build started elapsed
   mkdir -p "$(dirname "$SETUP_LOG")" "$cache/timings"
