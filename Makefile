@@ -2,10 +2,11 @@
 # Every target runs Python from the project's virtual environment, which setup creates under the
 # tool cache (lab/venv.py); the system python3 only creates it.
 PYTHON ?= $(shell python3 -m lab.venv python)
-HELM_CACHE ?= $(or $(VERL_PPO_CACHE),$(HOME)/.cache/verl-ppo)
-HELM ?= $(HELM_CACHE)/bin/helm4
+# The Helm of lint, check, demo-render and package: $HELM, else helm on PATH, else the project's pinned Helm 4
+# in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
+HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast test-fast venv values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup setup-fast test-fast venv helm values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -18,6 +19,9 @@ setup:  ## create the project venv (requirements.txt, requirements-test.txt), bu
 
 venv:  ## only the project venv: the generator's runtime (requirements.txt) and the tests' packages (requirements-test.txt); cached
 	python3 -m lab.venv ensure >/dev/null
+
+helm:  ## only a Helm for lint, check, demo-render and package: none where HELM or a helm on PATH runs, else the pinned Helm 4
+	@[ -x "$(HELM)" ] || bash lab/scripts/setup.sh helm4
 
 values: venv  ## (maintainers) regenerate values/ from the catalog and the sizing rules
 	$(PYTHON) -m generator render
@@ -36,10 +40,10 @@ contract: schema globals docs  ## (maintainers) everything generated from schema
 dashboards: venv  ## (maintainers) regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
 	$(PYTHON) -m generator dashboards
 
-check: venv  ## validate every values file
+check: venv helm  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
 
-lint: setup  ## helm lint --strict the umbrella chart
+lint: helm  ## helm lint --strict the umbrella chart
 	$(HELM) lint --strict charts/verl-ppo
 
 demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
@@ -49,7 +53,7 @@ demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the releas
 			"showing what the release would create instead."; \
 		$(MAKE) --no-print-directory demo-render; }
 
-demo-render: venv  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
+demo-render: venv helm  ## without a cluster: render the release of values/$(SHAPE).yaml and summarize it
 	@# As on a cluster that serves the Prometheus operator's API, so the PodMonitors show too.
 	$(HELM) template verl-ppo charts/verl-ppo --namespace default -f values/$(SHAPE).yaml \
 		--api-versions monitoring.coreos.com/v1/PodMonitor | $(PYTHON) -m generator summarize
@@ -57,7 +61,7 @@ demo-render: venv  ## without a cluster: render the release of values/$(SHAPE).y
 demo-down:  ## stop every process `make demo` started
 	$(PYTHON) -m lab.localcluster down
 
-package: venv  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
+package: venv helm  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
 	$(PYTHON) -m lab.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
 
 # TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).

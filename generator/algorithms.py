@@ -1,18 +1,15 @@
-"""The algorithms the chart knows, read from the chart itself (ppo-job's `ppo-job.algorithms` table)
-through the pinned Helm: the generator sizes a run with the rollout.n default, critic and reference
-model the chart renders for it, never with a copy of them."""
+"""The algorithms the chart knows: ppo-job's files/algorithms.yaml, the table its templates read too, so the
+generator sizes a run with the rollout.n default, critic and reference model the chart renders for it."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
+
+import yaml
 
 from generator import paths
-from generator.helmvalues import HelmInputs, scratch_dir, shown_json
 
-TABLE_TEMPLATE = paths.subchart_dir("ppo-job") / "templates" / "_algorithms.tpl"
+TABLE = paths.subchart_dir("ppo-job") / "files" / "algorithms.yaml"
 
 
 @dataclass(frozen=True)
@@ -29,19 +26,8 @@ class Algorithm:
         return self.kl != "none"
 
 
-def _table_chart() -> Path:
-    """A chart of the table's template alone and one template printing it: no rule, no library."""
-    root = scratch_dir("verl-ppo-algorithms-")
-    (root / "templates").mkdir()
-    (root / "Chart.yaml").write_text("apiVersion: v2\nname: algorithms\nversion: 0.0.0\n")
-    shutil.copy(TABLE_TEMPLATE, root / "templates" / TABLE_TEMPLATE.name)
-    (root / "templates" / "table.json").write_text('{{ include "ppo-job.algorithms" . }}\n')
-    return root
-
-
-@lru_cache(maxsize=None)
 def algorithms() -> dict[str, Algorithm]:
-    table = shown_json(_table_chart(), "templates/table.json", HelmInputs(release="algorithms"))
+    table = yaml.safe_load(TABLE.read_text())
     return {
         name: Algorithm(name, entry["critic"], entry["kl"], entry["responsesPerPrompt"], tuple(entry["versions"]))
         for name, entry in table.items()

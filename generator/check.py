@@ -15,7 +15,7 @@ from typing import Any
 from generator import paths, schemafindings, verlconfig
 from generator.finding import Finding
 from generator.schema import chart_schema
-from generator.helmvalues import HelmInputs, merged_values, template
+from generator.helm import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
 _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")

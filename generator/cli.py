@@ -19,7 +19,8 @@ from generator import dashboards
 from generator import globals as chart_globals
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
-from generator.helmvalues import HelmInputs, HelmMissing, chart_values
+from generator.chartvalues import chart_values
+from generator.helm import HelmInputs, HelmMissing
 from generator.render import platform_overlays, render_shape, run_for, values_file_name, write
 from generator.schema import chart_schemas
 from generator.sizing import RESOURCE_SHARE, size
@@ -207,8 +208,8 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)
 
-    check = sub.add_parser("check", help="(users) check values files: the schema, the chart's rules (through the "
-                           "pinned Helm), extraArgs against veRL's config")
+    check = sub.add_parser("check", help="(users) check values files: the schema, the chart's rules (through "
+                           "Helm: $HELM, PATH or the project's), extraArgs against veRL's config")
     check.add_argument("files", nargs="*", type=Path, help="values files (none: the chart's defaults)")
     check.add_argument("--together", action="store_true", help="check the files as one stack of -f files")
     check.add_argument("--set", action="append", help="as helm's --set (after the files)")

@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -9,6 +10,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from support import tools  # noqa: E402
 from support.kubeschema import Validator  # noqa: E402
 from support.tiers import TIERS, tier_of  # noqa: E402
+
+# generator check runs $HELM before any helm on PATH: the tests run it with the Helm 4 that setup pins.
+os.environ["HELM"] = str(tools.helm_binaries()["helm4"])
 
 
 def _require(path: Path) -> Path:

@@ -676,7 +676,7 @@ def test_check_findings_name_the_field_with_its_fix_and_shorten_long_values():
     60 characters cut to 57 and `...`."""
     from generator import paths
     from generator.check import check
-    from generator.helmvalues import HelmInputs
+    from generator.helm import HelmInputs
 
     def findings(**inputs):
         return [str(finding) for finding in check(paths.CHART, HelmInputs(**inputs)).findings]

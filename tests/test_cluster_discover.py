@@ -11,7 +11,7 @@ from kubernetes import client
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.helmvalues import chart_values
+from generator.chartvalues import chart_values
 from generator.discover import GPU_MEMORY_LABEL, DiscoveryError, NodeFacts, group_gpu_nodes, shape_entry
 from generator.quantity import cpu_millis, memory_bytes
 from support.cluster import wait_ready

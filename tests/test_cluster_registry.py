@@ -12,7 +12,7 @@ import yaml
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.helmvalues import chart_values
+from generator.chartvalues import chart_values
 from support.cluster import wait_ready
 from support.registry import local_registry
 from support.release import SignedPackage, signed_package

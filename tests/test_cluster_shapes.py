@@ -10,7 +10,7 @@ import yaml
 
 from generator import paths
 from generator.catalog import GpuShape, load_catalog
-from generator.helmvalues import chart_values
+from generator.chartvalues import chart_values
 from generator.render import render_shape
 from generator.sizing import RunShape
 from support.cluster import dry_run_restricted, leftovers, wait_ready, warnings

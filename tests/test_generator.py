@@ -2,6 +2,10 @@
 
 import dataclasses
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +15,8 @@ from generator import globals as chart_globals
 from generator import paths
 from generator.catalog import load_catalog
 from generator.check import check
-from generator.helmvalues import HelmInputs, chart_values
+from generator.chartvalues import chart_values
+from generator.helm import HelmInputs, helm_binary, merged_values, template
 from generator.cli import main
 from generator import sizing
 from generator.algorithms import algorithms
@@ -238,7 +243,7 @@ def test_helm_values_are_merged_through_one_copy_of_the_chart(tmp_path: Path, mo
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert chart_values() == chart_values()
+    assert merged_values(paths.CHART, HelmInputs()) == merged_values(paths.CHART, HelmInputs())
     assert len(list(tmp_path.glob("verl-ppo-values-*"))) <= 1  # none: an earlier test of this process made it
 
 
@@ -351,11 +356,6 @@ def test_n_responses_enter_the_batch_arithmetic():
     assert dapo.micro_batch == 16
 
 
-def test_the_algorithm_table_is_read_from_the_chart_once():
-    """Each read is a Helm run; sizing and rendering ask for the table many times a command."""
-    assert algorithms() is algorithms()
-
-
 def test_critic_free_values_have_no_critic_and_name_their_algorithm():
     shape = CATALOG.shapes["seed-2gpu"]
     grpo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["grpo"], 2), ALGORITHMS["grpo"]))["ppo-job"]
@@ -465,11 +465,105 @@ def test_cli_check_of_the_defaults_and_of_a_missing_file(tmp_path: Path, capsys)
     assert out == [f"{missing}: cannot read {missing}", f"{paths.VALUES_DIR / 'seed-2gpu.yaml'}: ok"]
 
 
-def test_cli_check_without_helm_says_how_to_build_it(tmp_path: Path, capsys, monkeypatch):
+# Helm: `shapes` and `render` never run it; `check` finds it through $HELM, then PATH, then the project's cache.
+PINNED_HELMS = {f"helm{major}": paths.tool_cache() / "bin" / f"helm{major}" for major in (3, 4)}
+
+
+def without_helm(tmp_path: Path) -> dict[str, str]:
+    """An environment with no Helm anywhere: no $HELM, a PATH of one empty directory, an empty tool cache."""
+    (tmp_path / "bin").mkdir()
+    env = {key: value for key, value in os.environ.items() if key != "HELM"}
+    env.update(PATH=str(tmp_path / "bin"), VERL_PPO_CACHE=str(tmp_path / "empty-cache"))
+    return env
+
+
+def generator_run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=paths.ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_shapes_and_render_run_without_helm(tmp_path: Path):
+    env = without_helm(tmp_path)
+    assert shutil.which("helm", path=env["PATH"]) is None
+    shapes = generator_run(env, "shapes", "--algorithm", "dapo")
+    assert shapes.returncode == 0 and shapes.stderr == "", shapes.stderr
+    assert [row.split()[0] for row in shapes.stdout.splitlines()[1:]] == list(CATALOG.shapes)
+    rendered = generator_run(env, "render", "--output", str(tmp_path / "values"))
+    assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
+    for path in sorted(paths.VALUES_DIR.rglob("*.yaml")):
+        assert (tmp_path / "values" / path.relative_to(paths.VALUES_DIR)).read_text() == path.read_text(), path
+    # DAPO is not in the chart's default veRL: the version comes from the chart's defaults, merged without Helm.
+    dapo = generator_run(env, "render", "seed-2gpu", "--algorithm", "dapo", "--output", str(tmp_path / "dapo"))
+    assert dapo.returncode == 0, dapo.stderr
+    assert yaml.safe_load((tmp_path / "dapo" / "seed-2gpu-dapo.yaml").read_text())["ppo-job"]["verlVersion"] == "0.9.1"
+
+
+def test_check_without_helm_says_what_to_install_in_one_line(tmp_path: Path):
+    env = without_helm(tmp_path)
+    done = generator_run(env, "check", str(paths.VALUES_DIR / "seed-2gpu.yaml"))
+    cached = tmp_path / "empty-cache" / "bin" / "helm4"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"check: no Helm found (no $HELM, no helm on PATH, nothing at {cached}): install Helm 3 or 4 " \
+                          "(https://helm.sh/docs/intro/install/) or run `make helm`\n"
+
+
+def test_check_names_a_helm_variable_that_is_no_helm(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("HELM", str(tmp_path / "no-helm"))
     assert main(["check", str(paths.VALUES_DIR / "seed-2gpu.yaml"), str(paths.VALUES_DIR / "seed-2gpu.yaml")]) == 2
-    assert capsys.readouterr().err == f"check: {tmp_path / 'no-helm'} not found: run `make setup` (lab/scripts/setup.sh) " \
-                                      "to build the pinned Helm\n"
+    assert capsys.readouterr().err == f"check: $HELM is {tmp_path / 'no-helm'}, which is not an executable file: point " \
+                                      "HELM at a Helm 3 or 4 binary, or unset it to use the helm on PATH\n"
+
+
+def test_check_finds_helm_in_the_variable_then_on_path_then_in_the_cache(tmp_path: Path, capsys, monkeypatch):
+    for binary in PINNED_HELMS.values():
+        assert binary.is_file(), f"{binary} is missing: run lab/scripts/setup.sh helm3 helm4"
+    on_path, cache = tmp_path / "path", tmp_path / "cache"
+    (cache / "bin").mkdir(parents=True)
+    on_path.mkdir()
+    (on_path / "helm").symlink_to(PINNED_HELMS["helm3"])
+    (cache / "bin" / "helm4").symlink_to(PINNED_HELMS["helm4"])
+    monkeypatch.setenv("PATH", str(on_path))
+    monkeypatch.setenv("VERL_PPO_CACHE", str(cache))
+    monkeypatch.setenv("HELM", str(PINNED_HELMS["helm4"]))
+    seed = str(paths.VALUES_DIR / "seed-2gpu.yaml")
+    found = []
+    for step in ("variable", "path", "cache"):
+        if step == "path":
+            monkeypatch.delenv("HELM")
+        if step == "cache":
+            (on_path / "helm").unlink()
+        found.append(helm_binary())
+        assert main(["check", seed]) == 0, step  # that Helm renders the chart
+        assert capsys.readouterr().out == f"{seed}: ok\n"
+    assert found == [PINNED_HELMS["helm4"], on_path / "helm", cache / "bin" / "helm4"]
+
+
+def test_python_merges_values_as_helm_does():
+    """chart_values (what render and the demo read, without Helm) against Helm 4's own merge, for every values
+    file, ci scenario and a platform stack, and for nulls and components switched off."""
+    stacks = [()] + [(path,) for path in sorted(paths.VALUES_DIR.glob("*.yaml"))]
+    stacks += [(path,) for path in sorted((paths.CHART / "ci").glob("*.yaml"))]
+    stacks += [(paths.VALUES_DIR / "h800-80g-x8.yaml", paths.VALUES_DIR / "platforms" / "vke.yaml")]
+    stacks += [(paths.ROOT / "tests" / "data" / "merge-nulls-and-switches.yaml",)]
+    for stack in stacks:
+        assert chart_values(*stack) == merged_values(paths.CHART, HelmInputs(files=stack)), stack
+
+
+def test_a_values_file_that_is_no_map_is_named(tmp_path: Path):
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n")
+    with pytest.raises(ValueError, match=f"{listed}: values must be a map of keys, not a list"):
+        chart_values(listed)
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_the_chart_renders_the_algorithm_table_the_generator_reads(name):
+    done = template(paths.CHART, HelmInputs(sets=(f"ppo-job.algorithm.name={name}", "ppo-job.verlVersion=0.9.1")))
+    assert done.returncode == 0, done.stderr
+    algorithm = ALGORITHMS[name]
+    assert f"actor_rollout_ref.rollout.n={algorithm.responses_per_prompt}" in done.stdout
+    assert ("critic.ppo_micro_batch_size_per_gpu=" in done.stdout) == algorithm.critic
+    assert ("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=" in done.stdout) == algorithm.reference
 
 
 @pytest.mark.parametrize("command", ["schema", "globals", "docs"])

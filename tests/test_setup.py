@@ -85,14 +85,17 @@ broken_build() {{ echo "the reason it broke"; false; echo "ran past a failure"; 
 add_step noisy "a noisy build" noisy_ready noisy_build
 add_step quiet "a quiet one" quiet_ready quiet_build
 [ "${{2:-}}" = broken ] && add_step broken "a broken one" broken_ready broken_build
+# shellcheck disable=SC2086  # one word per step name
+select_steps ${{SELECT:-}}
 run_steps
 """
 
 
-def run_steps(root: Path, *args: str) -> subprocess.CompletedProcess:
+def run_steps(root: Path, *args: str, select: str = "") -> subprocess.CompletedProcess:
     (root / "cache").mkdir(parents=True, exist_ok=True)
-    script = STEPS.format(steps=ROOT / "lab" / "scripts" / "steps.sh")
-    return subprocess.run(["bash", "-c", script, "steps", str(root), *args], capture_output=True, text=True, timeout=60)
+    script = STEPS.format(steps=ROOT / "scripts" / "steps.sh")
+    return subprocess.run(["bash", "-c", script, "steps", str(root), *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "SELECT": select})
 
 
 def test_steps_say_k_of_n_and_keep_build_output_in_the_log(tmp_path):
@@ -121,3 +124,14 @@ def test_a_failed_step_stops_setup_and_shows_its_log(tmp_path):
     assert "setup [3/3] a broken one: FAILED" in failed.stderr and str(log) in failed.stderr
     assert "the reason it broke" in failed.stderr
     assert "ran past a failure" not in log.read_text(), "errexit was off inside the step"
+
+
+def test_named_steps_run_alone_and_an_unknown_name_is_refused(tmp_path):
+    """`lab/scripts/setup.sh helm4` (what `make helm` runs): the named steps, in setup's order, and nothing else."""
+    alone = run_steps(tmp_path, select="quiet")
+    assert alone.returncode == 0, alone.stderr
+    assert re.search(r"^setup \[1/1\] a quiet one: built in \d+s$", alone.stdout, re.M), alone.stdout
+    assert not (tmp_path / "cache" / "noisy").exists()
+    unknown = run_steps(tmp_path, select="quiet loud")
+    assert unknown.returncode == 2 and "setup [" not in unknown.stdout
+    assert unknown.stderr == "setup: no step named loud; the steps: noisy quiet\n"

@@ -25,7 +25,7 @@ import yaml
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from generator.helmvalues import chart_values
+from generator.chartvalues import chart_values
 from lab.localcluster import processes
 from lab.localcluster.cluster import OPERATOR_FLAGS, LocalCluster
 from lab.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes

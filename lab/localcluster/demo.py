@@ -9,7 +9,7 @@ from pathlib import Path
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from generator.helmvalues import chart_values
+from generator.chartvalues import chart_values
 from lab.localcluster import processes
 from lab.localcluster.cluster import LocalCluster
 from lab.localcluster.demo_realnode import run_real_node_demo, unavailable

@@ -34,20 +34,20 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
     (_SCHEMAFINDINGS, _SHOWN_FLOAT.format(">= 20")): _FROM_1E21,
     (_SCHEMAFINDINGS, _SHOWN_FLOAT.format("== 21")): _FROM_1E21,
-    ("generator/helmvalues.py", "@dataclass(frozen=False)"): "nothing assigns to a HelmInputs or hashes it",
+    ("generator/helm.py", "@dataclass(frozen=False)"): "nothing assigns to a HelmInputs or hashes it",
     ("generator/algorithms.py", "@dataclass(frozen=False)"): "nothing assigns to an Algorithm or hashes one",
     ("generator/globals.py", 'while end != start + 1 and not lines[end - 1].startswith(" "):  # comments and blanks '
                              'of the next section'):
         "end starts above start + 1 or at it (the search for the next key begins there) and the loop stops at it, "
         "so end never passes start + 1: != and > stop alike",
-    ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=121)"):
+    ("generator/helm.py", "return subprocess.run(command, capture_output=True, text=True, timeout=121)"):
         _HELM_TIMEOUT,
-    ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=119)"):
+    ("generator/helm.py", "return subprocess.run(command, capture_output=True, text=True, timeout=119)"):
         _HELM_TIMEOUT,
-    ("generator/helmvalues.py", "atexit.register(shutil.rmtree, root, ignore_errors=False)"):
+    ("generator/helm.py", "atexit.register(shutil.rmtree, root, ignore_errors=False)"):
         "only this handler removes the copy, so at exit it is there and rmtree meets no error (and an error in an "
         "exit handler changes neither the output nor the exit status)",
-    ("generator/helmvalues.py", 'return json.loads(done.stdout.split("\\n", 3)[2])  # after "---" and "# Source: ..."'):
+    ("generator/helm.py", 'return json.loads(done.stdout.split("\\n", 3)[2])  # after "---" and "# Source: ..."'):
         "toJson prints .Values on one line: split once more, the third part is the same",
     ("generator/summary.py", 'limits = pod_spec["containers"][-1].get("resources", {}).get("limits", {})'):
         _ONE_CONTAINER,

@@ -31,12 +31,16 @@ CHECK_FAST = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/tes
 # constraint broken at once, the findings' own cases and the fix sentences, before the CHECK cases.
 SCHEMA_WORDS = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
                 "not helm3 and (check_findings or word_the_schema or fix_sentence)")
-# Helm's merge of the values: the forms of --set and files Helm reads its own way, the chart's values-only copy
-# made once, then the CHECK cases.
-HELM_VALUES = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
-               "not helm3 and (check_findings or cannot_read or check_types or set_forms or merged_through_one_copy)")
-# `Path / "name"` replaced by another operator fails at import (paths.py) or at the first Helm run (the Helm
-# binary's path in helmvalues.py), in every test: nothing to learn from it.
+# Helm for generator check: where it is found, its merge of the values (the forms of --set and files Helm reads
+# its own way, the chart's values-only copy made once), then the CHECK cases.
+HELM = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
+        "not helm3 and (check_findings or cannot_read or check_types or set_forms or merged_through_one_copy or "
+        "finds_helm or without_helm or one_line or no_helm or merges_values_as_helm)")
+# The Python merge of the values (render, the demo), against Helm's for every values file.
+CHART_VALUES = (GENERATOR, "-k", "merges_values_as_helm or no_map or without_helm or defaults_are_the_seed or "
+                "render_algorithm or rendered_values")
+# `Path / "name"` replaced by another operator fails at import (paths.py) or at the first Helm run (the cached
+# Helm's path in helm.py), in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
 
 # The submitter: its unit tests first (a second), then the Ray-head cases of the function a mutant changed.
@@ -97,6 +101,7 @@ PYTHON_TARGETS = (
     PythonTarget("generator/valuesdoc.py", ("tests/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
     PythonTarget("generator/algorithms.py", (GENERATOR, "-k", "algorithm or critic")),
+    PythonTarget("generator/chartvalues.py", CHART_VALUES, 900.0),
     PythonTarget("generator/globals.py", (GENERATOR, "-k", "global")),
     PythonTarget("generator/dashboards.py", ("tests/test_dashboards.py", "tests/test_observability_chart.py", "-k",
                                              "dashboards_are or pinned")),
@@ -109,7 +114,7 @@ PYTHON_TARGETS = (
     PythonTarget("generator/check.py", (), 900.0, stages=Stages(fast=CHECK_FAST, slow_default=CHECK)),
     PythonTarget("generator/finding.py", (), 900.0, stages=Stages(fast=SCHEMA_WORDS, slow_default=CHECK)),
     PythonTarget("generator/schemafindings.py", (), 900.0, stages=Stages(fast=SCHEMA_WORDS, slow_default=CHECK)),
-    PythonTarget("generator/helmvalues.py", (), 900.0, stages=Stages(fast=HELM_VALUES, slow_default=CHECK),
+    PythonTarget("generator/helm.py", (), 900.0, stages=Stages(fast=HELM, slow_default=CHECK),
                  excluded=PATH_DIVISION),
     PythonTarget("generator/cli.py", (GENERATOR, "tests/test_bad_input.py", "tests/test_summary.py",
                                       "tests/test_cluster_discover.py", "-k",

@@ -6,8 +6,8 @@
 # the parts of the local cluster (lab/scripts/build-localcluster.sh) and the chart's release tools
 # (lab/scripts/build-release-tools.sh). Everything is cached under $VERL_PPO_CACHE (default
 # ~/.cache/verl-ppo) and reused; each step says whether it is cached or what it builds
-# (lab/scripts/steps.sh), the builds' own output goes to build/setup.log. Arguments name the steps to
-# build (the ids of the add_step lines: venv helm3 helm4 ...); none means every step.
+# (lab/scripts/steps.sh), the builds' own output goes to build/setup.log. Step names as arguments run those
+# steps alone (`lab/scripts/setup.sh helm3 helm4`: only Helm).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -190,8 +190,7 @@ add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checko
 # shellcheck source=build-localcluster.sh
 source "$root/lab/scripts/build-localcluster.sh"
 # shellcheck source=build-release-tools.sh
-source "$root/lab/scripts/build-release-tools.sh"
-# `setup.sh STEP...` builds only those steps (e.g. helm3 helm4); without arguments, every step.
-[ "$#" = 0 ] || select_steps "$@"
+source "$root/scripts/build-release-tools.sh"
+select_steps "$@"
 run_steps
 echo "setup: tools ready under $cache; Python: $venv_python"

@@ -36,16 +36,17 @@ build_logged() {  # build_logged "[k/n] LABEL" FUNCTION
   exit 1
 }
 
-# select_steps ID...: keep only the named steps (in setup's order), so a target builds what it needs and
-# no more; an unknown id stops setup with the list of known ones.
-select_steps() {
-  local wanted=" $* " entry kept=() known=() id
+# Keeps only the named steps, in setup's order (`lab/scripts/setup.sh helm4`: the pinned Helm 4 alone, what
+# `make helm` needs); none named keeps every step. An unknown name stops setup, listing the known ones.
+select_steps() {  # select_steps [ID...]
+  [ $# = 0 ] && return
+  local kept=() entry known=() wanted
   for entry in "${STEPS[@]}"; do known+=("${entry%%|*}"); done
-  for id in "$@"; do
-    case " ${known[*]} " in *" $id "*) ;; *) echo "setup: no step '$id'; steps: ${known[*]}" >&2; exit 2 ;; esac
+  for wanted in "$@"; do
+    [[ " ${known[*]} " == *" $wanted "* ]] || { echo "setup: no step named $wanted; the steps: ${known[*]}" >&2; exit 2; }
   done
   for entry in "${STEPS[@]}"; do
-    case $wanted in *" ${entry%%|*} "*) kept+=("$entry") ;; esac
+    [[ " $* " == *" ${entry%%|*} "* ]] && kept+=("$entry")
   done
   STEPS=("${kept[@]}")
 }

@@ -150,7 +150,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* extraArgs: plain key=value, no key the chart already renders, no unsized twin of a per-GPU batch. */}}
 {{- define "ppo-job.rules.extraArgs" -}}
 {{- $rendered := dict -}}
-{{- range (include "ppo-job.overrides" (dict "Values" (set (deepCopy .Values) "extraArgs" (list)) "Release" .Release) | fromJsonArray) -}}
+{{- range (include "ppo-job.overrides" (dict "Values" (set (deepCopy .Values) "extraArgs" (list)) "Release" .Release "Files" .Files) | fromJsonArray) -}}
 {{- $_ := set $rendered (regexReplaceAll "=.*$" . "") true -}}
 {{- end -}}
 {{- $twins := list "actor_rollout_ref.actor.ppo_micro_batch_size" "actor_rollout_ref.rollout.log_prob_micro_batch_size" "actor_rollout_ref.ref.log_prob_micro_batch_size" "critic.ppo_micro_batch_size" -}}

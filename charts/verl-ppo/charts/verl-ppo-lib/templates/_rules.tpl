@@ -7,7 +7,8 @@ its value, why, and the fix (Bitnami's validateValues habit).
 Every chart calls it from templates/validate.yaml. Under the umbrella chart only the umbrella's call
 runs (it sees every component's values); a subchart installed alone checks its own component and the
 release-wide rules. Each component's rules are `<component>.rules` in that component's _rules.tpl;
-they get (dict "Values" <its values, with global> "Release" "Capabilities" "prefix" "state" "present"),
+they get (dict "Values" <its values, with global> "Release" "Capabilities" "Files" <its chart's> "prefix" "state"
+"present"),
 name fields as prefix + their path, and report through verl-ppo.rule.
 */}}
 {{- define "verl-ppo.validate" -}}
@@ -30,7 +31,8 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- $state := dict "findings" list -}}
 {{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present "umbrella" $umbrella) -}}
 {{- range $name, $values := $present -}}
-{{- include (printf "%s.rules" $name) (dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "prefix" (ternary (printf "%s." $name) "" $umbrella) "state" $state "present" $present) -}}
+{{- $component := ternary (index $.Subcharts $name) $ $umbrella -}}
+{{- include (printf "%s.rules" $name) (dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "Files" $component.Files "prefix" (ternary (printf "%s." $name) "" $umbrella) "state" $state "present" $present) -}}
 {{- end -}}
 {{- include "verl-ppo.failure" (dict "findings" $state.findings "chart" .Chart.Name "what" "to fix") -}}
 {{- end -}}

@@ -1,8 +1,7 @@
-"""The Helm values model: values as the pinned Helm merges them, and the chart rendered with them.
-
-Helm itself merges the chart's defaults (the umbrella's and its subcharts'), the -f files in order and
-every --set / --set-string / --set-json, with its own YAML typing, list indexes and escaped dots, so
-`generator check` always sees what `helm template` and `helm install` see.
+"""Helm, for what only Helm can tell `generator check`: the chart's cross-field rules (`helm template`) and the
+values as Helm merges them, --set and all. Found through $HELM, then `helm` on PATH, then the project's cache
+(`make helm` builds it there). `python -m generator.helm` prints the Helm found, or the cache's path when there
+is none (the Makefile's Helm: stdlib only, so the system python3 runs it).
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,7 +24,7 @@ _DUMP_TEMPLATE = "{{ toJson .Values }}\n"
 
 
 class HelmMissing(RuntimeError):
-    """The pinned Helm is not built yet."""
+    """No Helm to run."""
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,30 @@ class HelmInputs:
         return args
 
 
+def cached_helm() -> Path:
+    """The pinned Helm 4 that `make helm` builds."""
+    return paths.tool_cache() / "bin" / "helm4"
+
+
+def _runnable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
 def helm_binary() -> Path:
-    """$HELM, else the pinned Helm 4 that `make setup` builds."""
-    binary = Path(os.environ.get("HELM") or paths.tool_cache() / "bin" / "helm4")
-    if not binary.exists():
-        raise HelmMissing(f"{binary} not found: run `make setup` to build the pinned Helm")
-    return binary
+    """$HELM, else `helm` on PATH, else the project's cached Helm; HelmMissing says what to install."""
+    named = os.environ.get("HELM")
+    if named:
+        if not _runnable(Path(named)):
+            raise HelmMissing(f"$HELM is {named}, which is not an executable file: point HELM at a Helm 3 or 4 "
+                              "binary, or unset it to use the helm on PATH")
+        return Path(named)
+    on_path = shutil.which("helm")
+    if on_path:
+        return Path(on_path)
+    if _runnable(cached_helm()):
+        return cached_helm()
+    raise HelmMissing("no Helm found (no $HELM, no helm on PATH, nothing at "
+                      f"{cached_helm()}): install Helm 3 or 4 (https://helm.sh/docs/intro/install/) or run `make helm`")
 
 
 def template(chart: Path, inputs: HelmInputs, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -68,15 +86,6 @@ def scratch_dir(prefix: str) -> Path:
     return root
 
 
-def shown_json(chart: Path, template_path: str, inputs: HelmInputs = HelmInputs()) -> Any:
-    """What one template of the chart prints (`helm template --show-only`), read as JSON; ValueError with
-    Helm's message if Helm refuses."""
-    done = template(chart, inputs, "--show-only", template_path)
-    if done.returncode:
-        raise ValueError(done.stderr.strip())
-    return json.loads(done.stdout.split("\n", 2)[2])  # after "---" and "# Source: ..."
-
-
 @lru_cache(maxsize=None)
 def _values_only_copy(chart: Path) -> Path:
     """A copy of the chart whose only template prints .Values: no rule runs, no schema is applied, so
@@ -89,10 +98,17 @@ def _values_only_copy(chart: Path) -> Path:
 
 
 def merged_values(chart: Path, inputs: HelmInputs) -> dict[str, Any]:
-    """The values the chart's templates get, as a dict; ValueError with Helm's message if Helm refuses them."""
-    return shown_json(_values_only_copy(chart.resolve()), "templates/values.json", inputs)
+    """The values the chart's templates get, as Helm merges the inputs (its own reading of --set); ValueError
+    with Helm's message if Helm refuses them."""
+    done = template(_values_only_copy(chart.resolve()), inputs, "--show-only", "templates/values.json")
+    if done.returncode:
+        raise ValueError(done.stderr.strip())
+    return json.loads(done.stdout.split("\n", 2)[2])  # after "---" and "# Source: ..."
 
 
-def chart_values(*files: Path) -> dict[str, Any]:
-    """The umbrella chart's values with these -f files, as `helm install verl-ppo charts/verl-ppo -f ...` sees them."""
-    return merged_values(paths.CHART, HelmInputs(files=tuple(files)))
+if __name__ == "__main__":
+    try:
+        print(helm_binary())
+    except HelmMissing:
+        print(cached_helm())
+    sys.exit(0)
