@@ -93,7 +93,7 @@ run_steps
 
 def run_steps(root: Path, *args: str, select: str = "") -> subprocess.CompletedProcess:
     (root / "cache").mkdir(parents=True, exist_ok=True)
-    script = STEPS.format(steps=ROOT / "scripts" / "steps.sh")
+    script = STEPS.format(steps=ROOT / "lab" / "scripts" / "steps.sh")
     return subprocess.run(["bash", "-c", script, "steps", str(root), *args], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "SELECT": select})
 
