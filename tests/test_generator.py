@@ -17,7 +17,7 @@ from generator import sizing
 from generator.algorithms import algorithms
 from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations, write
 from generator import schema
-from generator.schema import OUTLINE_KEYWORDS, chart_schemas
+from generator.schema import chart_schemas
 from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
 from generator.valuesdoc import readmes
@@ -127,39 +127,63 @@ def test_no_stray_files_in_values():
 
 
 def test_chart_schemas_are_generated_from_schemas_dir():
-    assert set(chart_schemas()) == {*paths.CHART.rglob("values.schema.json"), schema.LIBRARY_SCHEMA}
+    assert set(chart_schemas()) == set(paths.CHART.rglob("values.schema.json"))
     for path, text in chart_schemas().items():
         assert path.read_text() == text, f"{path}: run python -m generator schema"
         json.loads(text if path.suffix == ".json" else text.split("-}}\n", 1)[1].rsplit("{{-", 1)[0])
 
 
-def _keywords(schema) -> set[str]:
-    """Every keyword a schema uses (not the names under properties and definitions)."""
-    if isinstance(schema, list):
-        return {key for item in schema for key in _keywords(item)}
-    if not isinstance(schema, dict):
-        return set()
-    named = ("properties", "patternProperties", "definitions")
-    return set(schema) | {key for name, value in schema.items() if name not in ("enum", "const")
-                          for key in (_keywords(list(value.values())) if name in named else _keywords(value))}
+def _published_charts() -> dict[str, dict]:
+    return {path.parent.name: json.loads(path.read_text()) for path in paths.CHART.rglob("values.schema.json")}
 
 
-def test_chart_schemas_outline_the_values_and_reject_nothing():
-    """Helm would stop at a values.schema.json constraint with its schema library's words and no fix: the
-    charts' files keep the outline; the rulebook checks every constraint (test_bad_input.py)."""
+def test_chart_schemas_are_closed_and_carry_each_fix_in_the_description():
+    """What Helm checks is the source's every constraint; editors and Artifact Hub read each fix sentence."""
     import jsonschema
 
-    for path in [paths.CHART_SCHEMA] + [paths.subchart_dir(name) / "values.schema.json" for name in paths.SUBCHARTS]:
-        outline = json.loads(path.read_text())
-        assert _keywords(outline) <= OUTLINE_KEYWORDS, path
-        jsonschema.Draft7Validator(outline).validate({"global": "x", "head": {"resources": -1}, "unknown": [1]})
-    assert "additionalProperties" in _keywords(schema.values_schema())  # the source keeps every constraint
+    charts = _published_charts()
+    umbrella = charts["verl-ppo"]
+    batch = umbrella["properties"]["ppo-job"]["properties"]["data"]["properties"]["trainBatchSize"]
+    assert batch == {"description": "Fix: write a whole number; use 1 or more", "type": "integer", "minimum": 1}
+    cpu = umbrella["definitions"]["cpuQuantity"]
+    assert cpu["description"].endswith(". Fix: " + schema.values_schema()["definitions"]["cpuQuantity"]["x-fix"])
+    assert "x-fix" not in json.dumps(charts) and "x-messages" not in json.dumps(charts)
+    for name, published in charts.items():
+        validator = jsonschema.Draft7Validator(published)
+        for unknown in ({"unknownKey": 1}, {"global": {"gpu": {"nodes": "two"}}}):
+            assert list(validator.iter_errors(unknown)), (name, unknown)
 
 
-def test_each_chart_is_checked_against_its_own_part_of_the_schema():
-    assert schema.chart_schema(paths.CHART) == schema.values_schema()
+def test_a_subchart_schema_is_its_section_with_global():
+    source = schema.values_schema()
     for name in paths.SUBCHARTS:
-        assert schema.chart_schema(paths.subchart_dir(name)) == schema.subchart_schema(name)
+        section = schema.source_schema(paths.subchart_dir(name))
+        assert section["properties"]["global"] == source["properties"]["global"]
+        assert set(section["properties"]) == set(source["properties"][name]["properties"])
+    assert schema.source_schema(paths.CHART) is source
+
+
+@pytest.mark.parametrize("node, description", [
+    ({"type": "integer", "minimum": 0, "maximum": 8}, "Fix: write a whole number; use 0 or more; use 8 or less"),
+    ({"enum": ["a", "b"]}, "Fix: use one of a, b"),
+    ({"type": "string", "pattern": "^a$", "x-fix": "write a", "description": "An a."}, "An a. Fix: write a"),
+    ({"type": "string", "maxLength": 3}, "Fix: write text; shorten it to 3 characters or fewer"),
+])
+def test_a_nodes_fix_sentence_lands_in_its_description(node, description):
+    from generator.schemafindings import Wording
+
+    published = schema._published({"properties": {"a": node}}, Wording(schema.values_schema()))["properties"]["a"]
+    assert published["description"] == description and not any(key.startswith("x-") for key in published)
+
+
+def test_no_fix_beside_a_ref_or_in_the_forms_its_node_covers():
+    from generator.schemafindings import Wording
+
+    node = {"x-fix": "use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
+    published = schema._published({"properties": {"a": node, "b": {"$ref": "#/definitions/c"}}},
+                                  Wording(schema.values_schema()))["properties"]
+    assert published["a"] == {"description": "Fix: use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
+    assert published["b"] == {"$ref": "#/definitions/c"}
 
 
 def test_the_values_schema_is_read_once_and_shared():
@@ -178,20 +202,6 @@ def test_a_schema_constraint_without_a_fix_sentence_is_named(tmp_path: Path, mon
         schema.values_schema.cache_clear()
     assert str(raised.value).startswith(f"{source}: constraints without a fix sentence:\n")
     assert "port" in str(raised.value).split("\n", 1)[1]
-
-
-def test_the_schema_outline_keeps_defaults_and_opens_closed_maps():
-    """Only a closed map's `additionalProperties: false` goes; a default of false or 0 is documentation."""
-    source = {"properties": {"on": {"type": "boolean", "default": False}, "count": {"type": "integer", "default": 0}},
-              "additionalProperties": False}
-    assert schema.outline(source) == {"properties": {"on": {"default": False}, "count": {"default": 0}},
-                                      "description": schema.OUTLINE_NOTE}
-
-
-@pytest.mark.parametrize("text", ["use {{ .Values }}", "an opening {{ alone", "a closing }} alone"])
-def test_the_library_schema_refuses_template_braces(text):
-    with pytest.raises(ValueError, match="a Go template would read as an action"):
-        schema.library_template({"properties": {"a": {"type": "string", "x-fix": text}}})
 
 
 def test_every_schema_constraint_has_a_fix_sentence():

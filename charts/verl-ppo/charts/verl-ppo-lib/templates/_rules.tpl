@@ -1,8 +1,7 @@
 {{/*
-The rulebook's entry point: first the values schema (verl-ppo.schemaRules: types, keys and each value's
-constraints, one failure listing every broken one), then every rule that relates two or more values
-(they assume well-typed values), checked at once, one failure listing each broken rule with the field,
-its value, why, and the fix (Bitnami's validateValues habit).
+The rulebook's entry point: every rule that relates two or more values, checked at once, one failure
+listing each broken rule with the field, its value, why, and the fix (Bitnami's validateValues habit).
+The rules assume well-typed values: Helm checks them against values.schema.json before any template.
 
 Every chart calls it from templates/validate.yaml. Under the umbrella chart only the umbrella's call
 runs (it sees every component's values); a subchart installed alone checks its own component and the
@@ -24,9 +23,6 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- else -}}
 {{- $_ := set $present .Chart.Name .Values -}}
 {{- end -}}
-{{- $schema := dict "findings" list -}}
-{{- include "verl-ppo.schemaRules" (dict "Values" .Values "chart" .Chart.Name "umbrella" $umbrella "state" $schema) -}}
-{{- include "verl-ppo.failure" (dict "findings" $schema.findings "chart" .Chart.Name "what" "outside the values schema") -}}
 {{- $state := dict "findings" list -}}
 {{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present "umbrella" $umbrella) -}}
 {{- range $name, $values := $present -}}
