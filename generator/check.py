@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import paths, schemafindings, verlconfig
+from generator import schemafindings, verlconfig
 from generator.finding import Finding
-from generator.schema import source_schema
+from generator.schema import values_schema
 from generator.helmvalues import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
@@ -31,9 +31,9 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-def schema_findings(chart: Path, values: dict[str, Any]) -> list[Finding]:
+def schema_findings(values: dict[str, Any]) -> list[Finding]:
     """The values schema's findings, in its own words, each with its fix sentence."""
-    return schemafindings.findings(source_schema(chart), values)
+    return schemafindings.findings(values_schema(), values)
 
 
 def rule_findings(helm_error: str) -> list[Finding]:
@@ -52,7 +52,7 @@ def with_rule_findings(schema: list[Finding], helm_error: str) -> list[Finding]:
     return schema + rules
 
 
-def verl_config_findings(job: dict[str, Any], prefix: str) -> tuple[list[Finding], list[str]]:
+def verl_config_findings(job: dict[str, Any]) -> tuple[list[Finding], list[str]]:
     """extraArgs keys that veRL's own config (of the chosen version) rejects, where it is available."""
     version, extra_args = str(job.get("verlVersion")), job.get("extraArgs") or []
     if not isinstance(extra_args, list) or not extra_args:
@@ -66,7 +66,7 @@ def verl_config_findings(job: dict[str, Any], prefix: str) -> tuple[list[Finding
     for index, arg in enumerate(extra_args):
         why = verlconfig.rejected_override(directory, arg) if isinstance(arg, str) and OVERRIDE.match(arg) else None
         if why:
-            findings.append(Finding(f"{prefix}extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
+            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
                                     "fix the key (see veRL's trainer/config/ppo_trainer.yaml)"))
     return findings, []
 
@@ -78,16 +78,15 @@ def check(chart: Path, inputs: HelmInputs) -> Verdict:
         values = merged_values(chart, inputs)
     except ValueError as refused:
         return Verdict([Finding("(values)", "", str(refused), "fix the values file or the --set syntax Helm names")])
-    verdict = Verdict(schema_findings(chart, values))
-    if schemafindings.mistyped(source_schema(chart), values):
+    verdict = Verdict(schema_findings(values))
+    if schemafindings.mistyped(values_schema(), values):
         return verdict  # the rules would read the mistyped values as something else
     rendered = template(chart, inputs, "--skip-schema-validation")
     if rendered.returncode:
         verdict.findings = with_rule_findings(verdict.findings, rendered.stderr)
-    umbrella = chart == paths.CHART
-    job, prefix = (values.get("ppo-job"), "ppo-job.") if umbrella else (values, "")
-    if (umbrella or chart.name == "ppo-job") and job and job.get("enabled", True):
-        findings, notes = verl_config_findings(job, prefix)
+    job = values.get("ppo-job")
+    if isinstance(job, dict) and job.get("enabled", True):
+        findings, notes = verl_config_findings(job)
         verdict.findings += findings
         verdict.notes += notes
     return verdict

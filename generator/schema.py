@@ -6,14 +6,14 @@ unknown value, naming its path. The JSON is the source without its x- keywords: 
 so editors and Artifact Hub show it. `generator check` reads the source itself (generator/schemafindings.py)
 and prints the same fix beside each finding.
 
-The umbrella's schema is the whole source. Helm also checks each subchart's schema against its section of
-the values, which holds the release-wide `global` (checked in full by the umbrella's schema), the
-`enabled` switch and the library's section besides the component's own keys.
+The umbrella's schema is the whole source. Helm also checks each component's schema against its section of
+the values, which holds a copy of the release-wide `global` (checked in full by the umbrella's schema, so
+a component's schema only knows it is a map), the `enabled` switch and the library's section besides the
+component's own keys.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -74,27 +74,38 @@ def _published(node: Any, wording: Wording, covered: bool = False) -> Any:
     return published
 
 
+def _merged_maps_unrequired(node: Any) -> Any:
+    """The schema without `required` where Helm's lint merges a user's keys with no defaults under them.
+
+    `helm lint` checks the umbrella's schema against its own values.yaml and the user's values, without the
+    components' defaults: a user's partial section (raycluster.head.resources.cpu alone) would miss keys
+    the defaults hold. List items and pattern-keyed maps come whole from the user and keep theirs; each
+    component's own schema keeps every `required`, and Helm checks it against the merged section."""
+    if isinstance(node, list):
+        return [_merged_maps_unrequired(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {key: value if key in ("items", "patternProperties", "enum", "const", "default")
+            else {name: _merged_maps_unrequired(child) for name, child in value.items()} if key in _NAMED_SCHEMAS
+            else _merged_maps_unrequired(value)
+            for key, value in node.items() if key != "required"}
+
+
 def umbrella_schema() -> dict[str, Any]:
     source = values_schema()
-    return {**_published(source, Wording(source)), "description": GENERATED_NOTE}
+    published = _published(source, Wording(source))
+    properties = {name: section if name == "global" else _merged_maps_unrequired(section)
+                  for name, section in published["properties"].items()}
+    return {**published, "properties": properties, "definitions": _merged_maps_unrequired(published["definitions"]),
+            "description": GENERATED_NOTE}
 
 
 def subchart_schema(name: str) -> dict[str, Any]:
     """A component's section of the schema, with every definition, as Helm checks its part of the values."""
-    published = _published(source_schema(paths.subchart_dir(name)), Wording(values_schema()))
-    return {"$schema": values_schema()["$schema"], "title": f"verl-ppo {name} values", **published,
-            "description": GENERATED_NOTE}
-
-
-def source_schema(chart: Path) -> dict[str, Any]:
-    """The source schema a chart's values meet: a component's section (with `global`), else the whole one."""
-    if chart.name not in paths.SUBCHARTS:
-        return values_schema()
     source = values_schema()
-    section = copy.deepcopy(source["properties"][chart.name])
-    section["properties"]["global"] = copy.deepcopy(source["properties"]["global"])
-    return {**{key: value for key, value in source.items() if key.startswith("x-")}, **section,
-            "definitions": source["definitions"]}
+    section = {**source["properties"][name], "definitions": source["definitions"]}
+    return {"$schema": source["$schema"], "title": f"verl-ppo {name} values", **_published(section, Wording(source)),
+            "description": GENERATED_NOTE}
 
 
 def _json(schema: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import globals as chart_globals
 from generator import paths
 from generator.catalog import load_catalog
 from generator.check import check
@@ -150,17 +149,33 @@ def test_chart_schemas_are_closed_and_carry_each_fix_in_the_description():
     assert "x-fix" not in json.dumps(charts) and "x-messages" not in json.dumps(charts)
     for name, published in charts.items():
         validator = jsonschema.Draft7Validator(published)
-        for unknown in ({"unknownKey": 1}, {"global": {"gpu": {"nodes": "two"}}}):
-            assert list(validator.iter_errors(unknown)), (name, unknown)
+        assert list(validator.iter_errors({"unknownKey": 1})), name
+    assert list(jsonschema.Draft7Validator(umbrella).iter_errors({"global": {"gpu": {"nodes": "two"}}}))
 
 
-def test_a_subchart_schema_is_its_section_with_global():
+def test_a_components_schema_is_its_section_and_knows_global_is_a_map():
+    """Helm checks each component's schema against its section of the merged values (with a copy of global,
+    checked in full by the umbrella's schema)."""
     source = schema.values_schema()
     for name in paths.SUBCHARTS:
-        section = schema.source_schema(paths.subchart_dir(name))
-        assert section["properties"]["global"] == source["properties"]["global"]
-        assert set(section["properties"]) == set(source["properties"][name]["properties"])
-    assert schema.source_schema(paths.CHART) is source
+        published = schema.subchart_schema(name)
+        assert set(published["properties"]) == set(source["properties"][name]["properties"])
+        assert published["properties"]["global"] == {"$ref": "#/definitions/helmGlobal"}
+
+
+def test_the_umbrellas_schema_requires_no_key_a_components_defaults_hold():
+    """helm lint meets the umbrella's schema without the components' defaults: a partial section passes
+    there, and each component's own schema (checked on the merged values) keeps the requirement."""
+    import jsonschema
+
+    umbrella = schema.umbrella_schema()
+    partial = {"global": {"image": {"repository": "r", "tag": "t"}, "storage": {}, "gpu": {"perNode": 1, "nodes": 1}},
+               "raycluster": {"head": {"resources": {"cpu": 4}}}, "ppo-job": {"data": {"trainBatchSize": 8}}}
+    assert list(jsonschema.Draft7Validator(umbrella).iter_errors(partial)) == []
+    assert list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, "global": {}}))  # global's own: kept
+    assert "required" in schema.subchart_schema("ppo-job")["properties"]["data"]
+    listed = {"raycluster": {"env": [{"value": "x"}], "extraSecretEnv": {"A": {"secretName": "s"}}}}
+    assert len(list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, **listed}))) == 2  # whole from the user
 
 
 @pytest.mark.parametrize("node, description", [
@@ -211,22 +226,10 @@ def test_every_schema_constraint_has_a_fix_sentence():
     assert unfixed(broken) == ["#/properties/name: pattern without x-fix", "#/properties/map: additionalProperties without x-fix"]
 
 
-def test_subcharts_carry_the_umbrellas_global_defaults():
-    for path, text in chart_globals.subchart_values().items():
-        assert path.read_text() == text, f"{path}: run python -m generator globals"
-        assert yaml.safe_load(text)["global"] == chart_values()["global"]
-
-
-@pytest.mark.parametrize("values, block", [
-    # The next section's comments and blank lines are not the block's.
-    ("a: 1\nglobal:\n  x: 1\n\n# -- the next section\nb: 2\n", "global:\n  x: 1\n"),
-    # A section right after an empty global ends it there, not at a later key.
-    ("global: {}\nb:\n  y: 1\nc: 3\n", "global: {}\n"),
-    ("global: {}\n", "global: {}\n"),
-    ("global: {}\n# -- the next section\nb: 1\n", "global: {}\n"),
-])
-def test_the_global_block_is_the_global_section_alone(values, block):
-    assert chart_globals.global_block(values) == block
+def test_subcharts_carry_no_copy_of_global():
+    """`global` is the umbrella's alone: Helm copies it into each component's values."""
+    for path in paths.subchart_values_files():
+        assert "global" not in yaml.safe_load(path.read_text()), path
 
 
 def test_chart_readmes_are_generated_from_values_comments():
@@ -482,7 +485,7 @@ def test_cli_check_without_helm_says_how_to_build_it(tmp_path: Path, capsys, mon
                                       "to build the pinned Helm\n"
 
 
-@pytest.mark.parametrize("command", ["schema", "globals", "docs"])
+@pytest.mark.parametrize("command", ["schema", "docs"])
 def test_cli_generated_files_are_current(command, capsys):
     assert main([command, "--check"]) == 0
     assert capsys.readouterr().out == ""

@@ -30,10 +30,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
     ("generator/helmvalues.py", "@dataclass(frozen=False)"): "nothing assigns to a HelmInputs or hashes it",
     ("generator/algorithms.py", "@dataclass(frozen=False)"): "nothing assigns to an Algorithm or hashes one",
-    ("generator/globals.py", 'while end != start + 1 and not lines[end - 1].startswith(" "):  # comments and blanks '
-                             'of the next section'):
-        "end starts above start + 1 or at it (the search for the next key begins there) and the loop stops at it, "
-        "so end never passes start + 1: != and > stop alike",
     ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=121)"):
         _HELM_TIMEOUT,
     ("generator/helmvalues.py", "return subprocess.run(command, capture_output=True, text=True, timeout=119)"):
