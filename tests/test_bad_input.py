@@ -8,7 +8,6 @@ README), as does the rulebook's failure. A rule the schema already guards is rea
 
 import json
 import re
-import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
