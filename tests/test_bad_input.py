@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import paths
 from generator.cli import main as generator_main
 from support import helm as helm_cli
 
