@@ -6,7 +6,7 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 # in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
 HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast test-fast venv helm values schema globals docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup setup-fast test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -29,13 +29,10 @@ values: venv  ## (maintainers) regenerate values/ from the catalog and the sizin
 schema: venv  ## (maintainers) regenerate every chart's values.schema.json from schemas/
 	$(PYTHON) -m generator schema
 
-globals: venv  ## (maintainers) copy the umbrella's global defaults into each subchart's values.yaml
-	$(PYTHON) -m generator globals
-
 docs: venv  ## (maintainers) regenerate every chart's README.md from its values.yaml comments
 	$(PYTHON) -m generator docs
 
-contract: schema globals docs  ## (maintainers) everything generated from schemas/ and the values files
+contract: schema docs  ## (maintainers) everything generated from schemas/ and the values files
 
 dashboards: venv  ## (maintainers) regenerate Ray's Grafana dashboards (observability/dashboards/) from the pinned Ray
 	$(PYTHON) -m generator dashboards

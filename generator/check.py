@@ -1,8 +1,10 @@
-"""`generator check`: values against the values schema (schemas/values.schema.yaml, with its fix sentences), then the chart's own rules through the pinned
-Helm, then what only Python can know (extraArgs against veRL's own config).
+"""`generator check`: values against the values schema (schemas/values.schema.yaml, with its fix sentences),
+then the chart's cross-field rules through Helm, then what only Python can know (extraArgs against veRL's
+own config).
 
 No rule is written here: the chart's rulebook (verl-ppo-lib's _rules.tpl and each component's
-_rules.tpl) is the only one, and Helm merges the values, so this and `helm template` always agree.
+_rules.tpl) is the only one, and Helm merges the values, so this and `helm template` always agree. Helm
+renders with --skip-schema-validation, so the rules' findings come in the same run as the schema's.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import paths, schemafindings, verlconfig
+from generator import schemafindings, verlconfig
 from generator.finding import Finding
-from generator.schema import chart_schema
+from generator.schema import values_schema
 from generator.helm import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
@@ -29,9 +31,9 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-def schema_findings(chart: Path, values: dict[str, Any]) -> list[Finding]:
-    """The values schema's findings, in its own words (what the rulebook's verl-ppo.schemaRules prints)."""
-    return schemafindings.findings(chart_schema(chart), values)
+def schema_findings(values: dict[str, Any]) -> list[Finding]:
+    """The values schema's findings, in its own words, each with its fix sentence."""
+    return schemafindings.findings(values_schema(), values)
 
 
 def rule_findings(helm_error: str) -> list[Finding]:
@@ -40,10 +42,20 @@ def rule_findings(helm_error: str) -> list[Finding]:
     return found or [Finding("(helm template)", "", helm_error.strip(), "see Helm's message")]
 
 
-def verl_config_findings(job: dict[str, Any], prefix: str) -> tuple[list[Finding], list[str]]:
+def with_rule_findings(schema: list[Finding], helm_error: str) -> list[Finding]:
+    """The schema's findings, then the broken rules on fields the schema did not name. Past a schema finding
+    a template may trip over the value: such an error is the schema finding's echo, not news."""
+    rules = rule_findings(helm_error)
+    if schema:
+        named = {finding.field for finding in schema}
+        rules = [finding for finding in rules if finding.field != "(helm template)" and finding.field not in named]
+    return schema + rules
+
+
+def verl_config_findings(job: dict[str, Any]) -> tuple[list[Finding], list[str]]:
     """extraArgs keys that veRL's own config (of the chosen version) rejects, where it is available."""
     version, extra_args = str(job.get("verlVersion")), job.get("extraArgs") or []
-    if not extra_args:
+    if not isinstance(extra_args, list) or not extra_args:
         return [], []
     if not verlconfig.hydra_available():
         return [], ["extraArgs not checked against veRL's config: hydra-core is not installed"]
@@ -52,29 +64,29 @@ def verl_config_findings(job: dict[str, Any], prefix: str) -> tuple[list[Finding
         return [], [f"extraArgs not checked against veRL's config: veRL {version}'s config not found (run make setup)"]
     findings = []
     for index, arg in enumerate(extra_args):
-        why = verlconfig.rejected_override(directory, arg) if OVERRIDE.match(arg) else None
+        why = verlconfig.rejected_override(directory, arg) if isinstance(arg, str) and OVERRIDE.match(arg) else None
         if why:
-            findings.append(Finding(f"{prefix}extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
+            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
                                     "fix the key (see veRL's trainer/config/ppo_trainer.yaml)"))
     return findings, []
 
 
 def check(chart: Path, inputs: HelmInputs) -> Verdict:
-    """Schema first (the rules assume well-typed values), then the chart's rules, then veRL's config."""
+    """The schema's findings, then the chart's rules (where every value is of the kind its node allows: the
+    rules read them so), then veRL's config."""
     try:
         values = merged_values(chart, inputs)
     except ValueError as refused:
         return Verdict([Finding("(values)", "", str(refused), "fix the values file or the --set syntax Helm names")])
-    verdict = Verdict(schema_findings(chart, values))
-    if verdict.findings:
-        return verdict
-    rendered = template(chart, inputs)
+    verdict = Verdict(schema_findings(values))
+    if schemafindings.mistyped(values_schema(), values):
+        return verdict  # the rules would read the mistyped values as something else
+    rendered = template(chart, inputs, "--skip-schema-validation")
     if rendered.returncode:
-        verdict.findings += rule_findings(rendered.stderr)
-    umbrella = chart == paths.CHART
-    job, prefix = (values.get("ppo-job"), "ppo-job.") if umbrella else (values, "")
-    if (umbrella or chart.name == "ppo-job") and job and job.get("enabled", True):
-        findings, notes = verl_config_findings(job, prefix)
+        verdict.findings = with_rule_findings(verdict.findings, rendered.stderr)
+    job = values.get("ppo-job")
+    if isinstance(job, dict) and job.get("enabled", True):
+        findings, notes = verl_config_findings(job)
         verdict.findings += findings
         verdict.notes += notes
     return verdict

@@ -1,7 +1,7 @@
 """Command line of the generator: `python -m generator <command>`.
 
 For users: shapes, render, check, discover. For maintainers (they write files of this repository):
-schema, globals, docs, dashboards, summarize.
+schema, docs, dashboards, summarize.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import load_catalog
 from generator import dashboards
-from generator import globals as chart_globals
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.chartvalues import chart_values
@@ -153,10 +152,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return write_or_check(chart_schemas(), args.check, "python -m generator schema")
 
 
-def cmd_globals(args: argparse.Namespace) -> int:
-    return write_or_check(chart_globals.subchart_values(), args.check, "python -m generator globals")
-
-
 def cmd_docs(args: argparse.Namespace) -> int:
     return write_or_check(readmes(), args.check, "python -m generator docs")
 
@@ -218,7 +213,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--release-name", default="verl-ppo")
     check.add_argument("--namespace", default="default")
     check.add_argument("--chart", type=Path, default=paths.CHART,
-                       help="chart to check against (default: the umbrella; or a component's, e.g. charts/verl-ppo/charts/ppo-job)")
+                       help="the verl-ppo chart to check against (default: this repository's charts/verl-ppo)")
     check.set_defaults(func=cmd_check)
 
     found = sub.add_parser("discover", help="(users) catalog entries for a cluster's GPU node types (Kubernetes API)")
@@ -231,10 +226,6 @@ def parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="(maintainers) write each chart's values.schema.json from schemas/")
     _drift_option(schema)
     schema.set_defaults(func=cmd_schema)
-
-    globals_ = sub.add_parser("globals", help="(maintainers) copy the umbrella's global defaults into each subchart's values.yaml")
-    _drift_option(globals_)
-    globals_.set_defaults(func=cmd_globals)
 
     docs = sub.add_parser("docs", help="(maintainers) write each chart's README.md from its values.yaml comments")
     _drift_option(docs)

@@ -8,7 +8,7 @@ CHART = ROOT / "charts" / "verl-ppo"
 CHART_VALUES = CHART / "values.yaml"
 CHART_SCHEMA = CHART / "values.schema.json"
 LIBRARY = "verl-ppo-lib"
-# The components, each a subchart of the umbrella chart installable on its own.
+# The components, each a subchart of the umbrella chart (not installed alone).
 SUBCHARTS = ("storage", "raycluster", "ppo-job", "observability")
 DASHBOARDS = CHART / "charts" / "observability" / "dashboards"
 VALUES_SCHEMA = ROOT / "schemas" / "values.schema.yaml"

@@ -1,16 +1,14 @@
 """What the values schema says about a broken constraint: `field=value: <message>. Fix: <sentence>`.
 
 The words are the schema's own (schemas/values.schema.yaml): `x-messages` per keyword, the node's `x-fix`,
-else `x-fixes` per keyword, with {got} {want} {limit} {keys} {field} filled in. The chart's rulebook
-(verl-ppo.schemaRules) reads the same words from the library's generated copy and fills them in the same
-way, so `generator check` and Helm print the same sentence for the same value.
+else `x-fixes` per keyword, with {got} {want} {limit} {keys} {field} filled in. The charts' values.schema.json
+carry the same fix sentences in their descriptions (generator/schema.py); Helm refuses in its own words.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
 from typing import Any, Iterator
 
 import jsonschema
@@ -25,17 +23,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def shown(value: Any) -> str:
-    """A value as the findings print it (as verl-ppo.schemaShown does): text as it is ('""' when empty, as
-    JSON when it holds a control character), whole numbers without a fraction, maps and lists as JSON;
-    at most 60 characters."""
+    """A value as the findings print it: text as it is ('""' when empty, as JSON when it holds a control
+    character), whole numbers without a fraction, maps and lists as JSON; at most 60 characters."""
     if isinstance(value, str):
         text = '""' if value == "" else json.dumps(value, ensure_ascii=False) if _CONTROL.search(value) else value
     elif isinstance(value, bool) or value is None:
         text = json.dumps(value)
-    elif isinstance(value, float):  # as Go's %v prints a float64: an exponent below 1e-4 and from 1e21 on
-        exponent = Decimal(repr(value)).adjusted()
-        text = (str(int(value)) if value.is_integer() else repr(value) if exponent < -4 or exponent >= 21
-                else format(Decimal(repr(value)), "f"))
+    elif isinstance(value, float) and value.is_integer():
+        text = str(int(value))
     elif isinstance(value, (dict, list)):
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     else:
@@ -77,13 +72,21 @@ class Wording:
     def __init__(self, root: dict[str, Any]):
         self.messages, self.fixes, self.types = root["x-messages"], root["x-fixes"], root["x-types"]
 
-    def finding(self, keyword: str, node: dict[str, Any], path: list[Any], value: Any, limit: Any = None) -> Finding:
-        field = field_path(path)
+    def _words(self, keyword: str, node: dict[str, Any], field: str, value: Any = None) -> dict[str, str]:
         wanted = node.get("type")
-        words = {"{got}": self.types[type_of(value)],
-                 "{want}": " or ".join(self.types[t] for t in ([wanted] if isinstance(wanted, str) else wanted or [])),
-                 "{limit}": _listed(limit) if isinstance(limit, list) else shown(limit) if keyword != "pattern" else str(limit),
-                 "{keys}": _known_keys(node), "{field}": field}
+        limit = node.get(keyword)
+        return {"{got}": self.types[type_of(value)],
+                "{want}": " or ".join(self.types[t] for t in ([wanted] if isinstance(wanted, str) else wanted or [])),
+                "{limit}": _listed(limit) if isinstance(limit, list) else shown(limit) if keyword != "pattern" else str(limit),
+                "{keys}": _known_keys(node), "{field}": field}
+
+    def fix(self, keyword: str, node: dict[str, Any], field: str = "") -> str:
+        """x-fixes[keyword] filled in for this node (the generic fix, without the node's own x-fix)."""
+        return _filled(self.fixes.get(keyword, ""), self._words(keyword, node, field))
+
+    def finding(self, keyword: str, node: dict[str, Any], path: list[Any], value: Any) -> Finding:
+        field = field_path(path)
+        words = self._words(keyword, node, field, value)
         fix = self.fixes.get(keyword, "") if keyword in STRUCTURE or "x-fix" not in node else node["x-fix"]
         return Finding(field, shown(value), _filled(self.messages[keyword], words), _filled(fix, words))
 
@@ -119,15 +122,24 @@ def _findings(error: jsonschema.ValidationError, root: dict[str, Any], wording: 
         inner = next(_findings(first, root, wording))
         yield Finding(field_path(path), shown(error.instance), inner.problem, node["x-fix"])
     else:
-        yield wording.finding(keyword, node, path, error.instance, error.validator_value)
+        yield wording.finding(keyword, node, path, error.instance)
 
 
 def findings(schema: dict[str, Any], values: dict[str, Any]) -> list[Finding]:
-    """Every broken constraint of `values` under `schema` (the source, or a component's part of it)."""
+    """Every broken constraint of `values` under `schema` (the source)."""
     wording = Wording(schema)
     errors = jsonschema.Draft7Validator(schema).iter_errors(values)
     found = {finding: None for error in errors for finding in _findings(error, schema, wording)}  # required: one error per key
     return sorted(found, key=lambda finding: finding.field)
+
+
+def mistyped(schema: dict[str, Any], values: dict[str, Any]) -> bool:
+    """Whether a value is not of a kind its node allows (text for a number, a map given as a list): the chart's
+    cross-field rules read values as the schema types them, so past such a value their findings are echoes."""
+    def wrong_kind(error: jsonschema.ValidationError) -> bool:
+        return error.validator == "type" or (error.validator == "anyOf" and all(
+            sub.validator in ("type", "const", "enum") for sub in error.context))
+    return any(wrong_kind(error) for error in jsonschema.Draft7Validator(schema).iter_errors(values))
 
 
 def unfixed(schema: Any, where: str = "#", covered: bool = False) -> list[str]:

@@ -19,6 +19,34 @@ _environment = jinja2.Environment(loader=jinja2.FileSystemLoader(paths.TEMPLATES
 
 
 @dataclass(frozen=True)
+class ComponentUse:
+    """What a component serves on its own, as the umbrella chart's values that serve it (one line)."""
+
+    what: str
+    sets: str
+
+
+# Each component's use without the others: the umbrella with the others switched off (tests/test_subcharts.py
+# renders each).
+COMPONENT_USES = {
+    "storage": ComponentUse("the shared claim alone, e.g. to load data and models before any cluster exists",
+                            "--set raycluster.enabled=false --set ppo-job.enabled=false --set observability.enabled=false "
+                            "--set storage.size=500Gi"),
+    "raycluster": ComponentUse("a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
+                               "--set ppo-job.enabled=false --set observability.enabled=false --set storage.enabled=false "
+                               "--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
+    "ppo-job": ComponentUse("a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and "
+                            "exits with its outcome",
+                            "--set raycluster.enabled=false --set observability.enabled=false --set storage.enabled=false "
+                            "--set global.storage.existingClaim=shared-data "
+                            "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
+    "observability": ComponentUse("PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
+                                  "--set storage.enabled=false --set raycluster.enabled=false --set ppo-job.enabled=false "
+                                  "--set observability.rayClusterName=team-ray"),
+}
+
+
+@dataclass(frozen=True)
 class Parameter:
     path: str
     default: str
@@ -82,10 +110,8 @@ def chart_readme(chart: Path) -> str:
             component = parameters((paths.subchart_dir(name) / "values.yaml").read_text(), f"{name}.")
             at = max(i for i, param in enumerate(own) if param.section in ("global", name)) + 1
             own[at:at] = [param for param in component if not param.path.startswith(f"{name}.global.")]
-    else:  # the global block is the umbrella's: documented there once
-        own = [param for param in own if param.section != "global"]
     return _environment.get_template("chart-readme.md.j2").render(
-        chart=meta, umbrella=is_umbrella, sections=sections(own), components=paths.SUBCHARTS)
+        chart=meta, umbrella=is_umbrella, sections=sections(own), components=paths.SUBCHARTS, uses=COMPONENT_USES)
 
 
 def readmes() -> dict[Path, str]:

@@ -1,13 +1,13 @@
 """Bad input fails early: each wrong values file is rejected by `helm template` (Helm 3 and 4) and by
-`generator check`, and every message names the field and the value, each a whole token, and says how to
-fix it (a `Fix:` sentence of its own, not a pointer to the README). A case says which layer stops it (the
-values schema, which the rulebook checks first, or the chart's cross-field rules) and must be stopped
-there: a rule the schema already guards is reached past it (a copy of the chart whose schema is empty),
-so removing the rule fails its case."""
+`generator check`. A case says which layer stops it, and must be stopped there: the values schema (Helm
+refuses before any template renders and names the value's path in its own words, e.g. /ppo-job/rollout/n)
+or the chart's cross-field rules (the rulebook's one failure). generator check names the field and the
+value, each a whole token, and says how to fix it (a `Fix:` sentence of its own, not a pointer to the
+README), as does the rulebook's failure. A rule the schema already guards is reached past it (Helm's
+--skip-schema-validation), so removing the rule fails its case."""
 
 import json
 import re
-import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,9 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import paths
 from generator.cli import main as generator_main
-from generator.schema import LIBRARY_SCHEMA, library_template
 from support import helm as helm_cli
 
 TOS_BASE = {"type": "tos", "tos": {"bucket": "b", "region": "cn-beijing", "endpoint": "tos-cn-beijing.ivolces.com",
@@ -458,11 +456,46 @@ def fixed(output: str, case: Case) -> bool:
     return any(len(fix) > 10 and README_POINTER not in fix for fix in fixes)
 
 
+# How Helm starts its refusal of values outside a chart's values.schema.json (before any template renders).
+SCHEMA_REFUSAL = "values don't meet the specifications of the schema(s)"
+
+
 def stopped_by(output: str, case: Case) -> bool:
     """Helm stopped it where the case says: the cross-field rules list it, or the values schema refused it."""
     if case.layer == "rule":
         return "value(s) to fix" in output and re.search(rf"^  - {token(case.field)}=", output, re.M) is not None
-    return "value(s) outside the values schema" in output and "value(s) to fix" not in output
+    return SCHEMA_REFUSAL in output and "value(s) to fix" not in output
+
+
+def field_parts(field: str) -> list[str | int]:
+    """The keys and list indexes of a dotted field (its last key may be JSON-quoted, as the messages print one)."""
+    quoted = re.search(r'\.(".*")$', field)
+    head = field[: quoted.start()] if quoted else field
+    parts: list[str | int] = []
+    for part in head.split("."):
+        name, *indexes = re.split(r"\[(\d+)\]", part)
+        parts += [name, *(int(index) for index in indexes if index)]
+    return parts + ([json.loads(quoted.group(1))] if quoted else [])
+
+
+def pointer(parts: list[str | int]) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def helm_quoted(key: str) -> str:
+    """A key as Helm's schema library quotes it in a message: 'it\\'s', 'a\\nb'."""
+    return "'" + json.dumps(key, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'") + "'"
+
+
+def helm_names_path(output: str, field: str) -> bool:
+    """Helm's schema refusal names the field's path: its JSON pointer, or its map's with the key (an unknown
+    key, a missing one)."""
+    parts = field_parts(field)
+    if re.search(rf"at '{re.escape(pointer(parts))}(/\d+)?'", output):  # a list, or an item of it
+        return True
+    parent, key = pointer(parts[:-1]), helm_quoted(str(parts[-1]))
+    return re.search(rf"at '{re.escape(parent)}': (additional propert(y|ies) .*{re.escape(key)}|missing propert(y|ies) .*{re.escape(key)})",
+                     output) is not None
 
 
 def values_file(tmp_path: Path, case: Case) -> Path:
@@ -480,12 +513,15 @@ def test_helm_template_rejects_and_names_the_field(helm, tmp_path, case):
     result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
     assert result.returncode != 0, f"{case.id} rendered:\n{result.stdout[:500]}"
     assert stopped_by(result.output, case), f"{case.id} not stopped by the {case.layer}: {result.output}"
-    assert named(result.output, case), result.output
-    assert fixed(result.stderr, case), f"{case.id}: no fix sentence on the field's line: {result.stderr}"
+    if case.layer == "schema":
+        assert helm_names_path(result.output, case.field), result.output
+    else:
+        assert named(result.output, case), result.output
+        assert fixed(result.stderr, case), f"{case.id}: no fix sentence on the field's line: {result.stderr}"
 
 
-# Rules the schema guards too (defence for a schema that drifts): reached past the schema (a copy of the
-# chart whose verl-ppo.schema is empty), each must still name the field and the value.
+# Rules the schema guards too (defence for a schema that drifts): reached past the schema (Helm's
+# --skip-schema-validation), each must still name the field and the value.
 BEHIND_THE_SCHEMA = [
     Case("relative-checkpoint-dir-past-the-schema", job(trainer={"checkpointDir": "checkpoints/run"}),
          "ppo-job.trainer.checkpointDir"),
@@ -497,18 +533,9 @@ BEHIND_THE_SCHEMA = [
 ]
 
 
-@pytest.fixture(scope="module")
-def chart_without_schema(tmp_path_factory) -> Path:
-    """The umbrella chart with an empty values schema: only the cross-field rules check its values."""
-    chart = tmp_path_factory.mktemp("schemaless") / "verl-ppo"
-    shutil.copytree(paths.CHART, chart)
-    (chart / LIBRARY_SCHEMA.relative_to(paths.CHART)).write_text(library_template({}))
-    return chart
-
-
 @pytest.mark.parametrize("case", BEHIND_THE_SCHEMA, ids=[case.id for case in BEHIND_THE_SCHEMA])
-def test_rules_behind_the_schema_still_fire(helm, tmp_path, chart_without_schema, case):
-    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), chart=chart_without_schema)
+def test_rules_behind_the_schema_still_fire(helm, tmp_path, case):
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), "--skip-schema-validation")
     assert result.returncode != 0 and stopped_by(result.output, case), result.output
     assert named(result.output, case), result.output
 
@@ -591,8 +618,8 @@ def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields, layer):
     assert (result.returncode == 0) == (code == 0) == (not fields), (result.output, output)
     for field in fields:
         case = Case(field, {}, field, layer=layer)
-        assert stopped_by(result.output, case) and named(result.output, case) and named(output, case), \
-            (result.output, output)
+        helm_named = helm_names_path(result.output, field) if layer == "schema" else named(result.output, case)
+        assert stopped_by(result.output, case) and helm_named and named(output, case), (result.output, output)
 
 
 def test_check_types_a_values_file_as_helm_does(helm, tmp_path, capsys):
@@ -643,16 +670,15 @@ def test_values_at_a_rules_limit_pass(helm, capsys, case):
     assert generator_main(["check", *AT_THE_LIMIT[case]]) == 0, capsys.readouterr().out
 
 
-# Constraints of every kind broken at once: Helm (the rulebook's walk of the generated verl-ppo.schema) and
-# generator check (jsonschema over schemas/values.schema.yaml) print the same lines, word for word.
+# Constraints of every kind broken at once: generator check names each field with its fix, and Helm's schema
+# refusal names the path of each of them.
 EVERY_KIND_BROKEN = {
     "global": {"gpu": {"perNode": 17, "nodes": "two"}, "imagePullSecrets": ["ok", "Not OK"], "fullnameOverride": "x" * 50},
     "ppo-job": {"data": {"maxPromptLength": 8}, "actor": {"lr": 0, "ppoMiniBatchSize": 1.5},
                 "trainer": {"logger": [], "projectName": "..", "checkpointDir": "relative"},
                 "rollout": {"gpuMemoryUtilization": 0.99, "tensorModelParallelSize": 3}, "model": {"path": "/data/x\ny"},
                 "extraArgs": ["ab"], "runtimeEnv": {"env": {"BAD KEY": "1", "OK": {"a": 1}}}, "verlVersion": 0.4,
-                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06},
-                "critic": {"lr": -1e-05}},  # the largest exponent Go prints a number with (as does Python's repr)
+                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06}, "critic": {"lr": -1e-05}},
     "raycluster": {"head": {"resources": {"cpu": "0m", "memory": "1 Gi"}, "rayStartParams": {"Bad\tKey": 1}, "unknownKey": True},
                    "extraSecretEnv": {"A": {"secretName": "s"}}, "tolerations": [{"operator": "Exist", "effect": 5}],
                    "ingress": {"host": "X" * 80}},
@@ -660,15 +686,16 @@ EVERY_KIND_BROKEN = {
 }
 
 
-def test_helm_and_generator_check_word_the_schema_alike(helm, tmp_path, capsys):
+def test_helm_names_the_path_of_every_field_generator_check_names(helm, tmp_path, capsys):
     path = tmp_path / "every-kind.yaml"
     path.write_text(yaml.safe_dump(EVERY_KIND_BROKEN))
     result = helm_cli.template(helm, "-f", str(path))
-    helm_lines = sorted(line[4:] for line in result.stderr.splitlines() if line.startswith("  - "))
+    assert result.returncode != 0 and SCHEMA_REFUSAL in result.stderr, result.output
     assert generator_main(["check", str(path)]) == 1
-    check_lines = sorted(line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines())
-    assert len(helm_lines) >= 25 and f"verl-ppo: {len(helm_lines)} value(s) outside the values schema" in result.stderr
-    assert helm_lines == check_lines
+    findings = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines()]
+    assert len(findings) >= 25 and all(". Fix: " in finding for finding in findings), findings
+    fields = [finding.split("=", 1)[0] for finding in findings]
+    assert [field for field in fields if not helm_names_path(result.stderr, field)] == [], result.stderr
 
 
 def test_check_findings_name_the_field_with_its_fix_and_shorten_long_values():

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import globals as chart_globals
 from generator import paths
 from generator.catalog import load_catalog
 from generator.check import check
@@ -22,7 +21,7 @@ from generator import sizing
 from generator.algorithms import algorithms
 from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations, write
 from generator import schema
-from generator.schema import OUTLINE_KEYWORDS, chart_schemas
+from generator.schema import chart_schemas
 from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
 from generator.valuesdoc import readmes
@@ -132,39 +131,79 @@ def test_no_stray_files_in_values():
 
 
 def test_chart_schemas_are_generated_from_schemas_dir():
-    assert set(chart_schemas()) == {*paths.CHART.rglob("values.schema.json"), schema.LIBRARY_SCHEMA}
+    assert set(chart_schemas()) == set(paths.CHART.rglob("values.schema.json"))
     for path, text in chart_schemas().items():
         assert path.read_text() == text, f"{path}: run python -m generator schema"
         json.loads(text if path.suffix == ".json" else text.split("-}}\n", 1)[1].rsplit("{{-", 1)[0])
 
 
-def _keywords(schema) -> set[str]:
-    """Every keyword a schema uses (not the names under properties and definitions)."""
-    if isinstance(schema, list):
-        return {key for item in schema for key in _keywords(item)}
-    if not isinstance(schema, dict):
-        return set()
-    named = ("properties", "patternProperties", "definitions")
-    return set(schema) | {key for name, value in schema.items() if name not in ("enum", "const")
-                          for key in (_keywords(list(value.values())) if name in named else _keywords(value))}
+def _published_charts() -> dict[str, dict]:
+    return {path.parent.name: json.loads(path.read_text()) for path in paths.CHART.rglob("values.schema.json")}
 
 
-def test_chart_schemas_outline_the_values_and_reject_nothing():
-    """Helm would stop at a values.schema.json constraint with its schema library's words and no fix: the
-    charts' files keep the outline; the rulebook checks every constraint (test_bad_input.py)."""
+def test_chart_schemas_are_closed_and_carry_each_fix_in_the_description():
+    """What Helm checks is the source's every constraint; editors and Artifact Hub read each fix sentence."""
     import jsonschema
 
-    for path in [paths.CHART_SCHEMA] + [paths.subchart_dir(name) / "values.schema.json" for name in paths.SUBCHARTS]:
-        outline = json.loads(path.read_text())
-        assert _keywords(outline) <= OUTLINE_KEYWORDS, path
-        jsonschema.Draft7Validator(outline).validate({"global": "x", "head": {"resources": -1}, "unknown": [1]})
-    assert "additionalProperties" in _keywords(schema.values_schema())  # the source keeps every constraint
+    charts = _published_charts()
+    umbrella = charts["verl-ppo"]
+    batch = umbrella["properties"]["ppo-job"]["properties"]["data"]["properties"]["trainBatchSize"]
+    assert batch == {"description": "Fix: write a whole number; use 1 or more", "type": "integer", "minimum": 1}
+    cpu = umbrella["definitions"]["cpuQuantity"]
+    assert cpu["description"].endswith(". Fix: " + schema.values_schema()["definitions"]["cpuQuantity"]["x-fix"])
+    assert "x-fix" not in json.dumps(charts) and "x-messages" not in json.dumps(charts)
+    for name, published in charts.items():
+        validator = jsonschema.Draft7Validator(published)
+        assert list(validator.iter_errors({"unknownKey": 1})), name
+    assert list(jsonschema.Draft7Validator(umbrella).iter_errors({"global": {"gpu": {"nodes": "two"}}}))
 
 
-def test_each_chart_is_checked_against_its_own_part_of_the_schema():
-    assert schema.chart_schema(paths.CHART) == schema.values_schema()
+def test_a_components_schema_is_its_section_and_knows_global_is_a_map():
+    """Helm checks each component's schema against its section of the merged values (with a copy of global,
+    checked in full by the umbrella's schema)."""
+    source = schema.values_schema()
     for name in paths.SUBCHARTS:
-        assert schema.chart_schema(paths.subchart_dir(name)) == schema.subchart_schema(name)
+        published = schema.subchart_schema(name)
+        assert set(published["properties"]) == set(source["properties"][name]["properties"])
+        assert published["properties"]["global"] == {"$ref": "#/definitions/helmGlobal"}
+
+
+def test_the_umbrellas_schema_requires_no_key_a_components_defaults_hold():
+    """helm lint meets the umbrella's schema without the components' defaults: a partial section passes
+    there, and each component's own schema (checked on the merged values) keeps the requirement."""
+    import jsonschema
+
+    umbrella = schema.umbrella_schema()
+    partial = {"global": {"image": {"repository": "r", "tag": "t"}, "storage": {}, "gpu": {"perNode": 1, "nodes": 1}},
+               "raycluster": {"head": {"resources": {"cpu": 4}}}, "ppo-job": {"data": {"trainBatchSize": 8}}}
+    assert list(jsonschema.Draft7Validator(umbrella).iter_errors(partial)) == []
+    assert list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, "global": {}}))  # global's own: kept
+    assert "required" in schema.subchart_schema("ppo-job")["properties"]["data"]
+    listed = {"raycluster": {"env": [{"value": "x"}], "extraSecretEnv": {"A": {"secretName": "s"}}}}
+    assert len(list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, **listed}))) == 2  # whole from the user
+
+
+@pytest.mark.parametrize("node, description", [
+    ({"type": "integer", "minimum": 0, "maximum": 8}, "Fix: write a whole number; use 0 or more; use 8 or less"),
+    ({"enum": ["a", "b"]}, "Fix: use one of a, b"),
+    ({"type": "string", "pattern": "^a$", "x-fix": "write a", "description": "An a."}, "An a. Fix: write a"),
+    ({"type": "string", "maxLength": 3}, "Fix: write text; shorten it to 3 characters or fewer"),
+])
+def test_a_nodes_fix_sentence_lands_in_its_description(node, description):
+    from generator.schemafindings import Wording
+
+    published = schema._published({"properties": {"a": node}}, Wording(schema.values_schema()))["properties"]["a"]
+    assert published["description"] == description and not any(key.startswith("x-") for key in published)
+
+
+def test_no_fix_beside_a_ref_or_in_the_forms_its_node_covers():
+    from generator.schemafindings import Wording
+
+    node = {"x-fix": "use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
+    published = schema._published({"properties": {"a": node, "b": {"$ref": "#/definitions/c"}}},
+                                  Wording(schema.values_schema()))["properties"]
+    assert published["a"] == {"description": "Fix: use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
+    assert published["b"] == {"$ref": "#/definitions/c"}
 
 
 def test_the_values_schema_is_read_once_and_shared():
@@ -185,20 +224,6 @@ def test_a_schema_constraint_without_a_fix_sentence_is_named(tmp_path: Path, mon
     assert "port" in str(raised.value).split("\n", 1)[1]
 
 
-def test_the_schema_outline_keeps_defaults_and_opens_closed_maps():
-    """Only a closed map's `additionalProperties: false` goes; a default of false or 0 is documentation."""
-    source = {"properties": {"on": {"type": "boolean", "default": False}, "count": {"type": "integer", "default": 0}},
-              "additionalProperties": False}
-    assert schema.outline(source) == {"properties": {"on": {"default": False}, "count": {"default": 0}},
-                                      "description": schema.OUTLINE_NOTE}
-
-
-@pytest.mark.parametrize("text", ["use {{ .Values }}", "an opening {{ alone", "a closing }} alone"])
-def test_the_library_schema_refuses_template_braces(text):
-    with pytest.raises(ValueError, match="a Go template would read as an action"):
-        schema.library_template({"properties": {"a": {"type": "string", "x-fix": text}}})
-
-
 def test_every_schema_constraint_has_a_fix_sentence():
     assert unfixed(schema.values_schema()) == []
     broken = {"properties": {"name": {"type": "string", "pattern": "^a$"}, "map": {"type": "object",
@@ -206,22 +231,10 @@ def test_every_schema_constraint_has_a_fix_sentence():
     assert unfixed(broken) == ["#/properties/name: pattern without x-fix", "#/properties/map: additionalProperties without x-fix"]
 
 
-def test_subcharts_carry_the_umbrellas_global_defaults():
-    for path, text in chart_globals.subchart_values().items():
-        assert path.read_text() == text, f"{path}: run python -m generator globals"
-        assert yaml.safe_load(text)["global"] == chart_values()["global"]
-
-
-@pytest.mark.parametrize("values, block", [
-    # The next section's comments and blank lines are not the block's.
-    ("a: 1\nglobal:\n  x: 1\n\n# -- the next section\nb: 2\n", "global:\n  x: 1\n"),
-    # A section right after an empty global ends it there, not at a later key.
-    ("global: {}\nb:\n  y: 1\nc: 3\n", "global: {}\n"),
-    ("global: {}\n", "global: {}\n"),
-    ("global: {}\n# -- the next section\nb: 1\n", "global: {}\n"),
-])
-def test_the_global_block_is_the_global_section_alone(values, block):
-    assert chart_globals.global_block(values) == block
+def test_subcharts_carry_no_copy_of_global():
+    """`global` is the umbrella's alone: Helm copies it into each component's values."""
+    for path in paths.subchart_values_files():
+        assert "global" not in yaml.safe_load(path.read_text()), path
 
 
 def test_chart_readmes_are_generated_from_values_comments():
@@ -566,7 +579,7 @@ def test_the_chart_renders_the_algorithm_table_the_generator_reads(name):
     assert ("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=" in done.stdout) == algorithm.reference
 
 
-@pytest.mark.parametrize("command", ["schema", "globals", "docs"])
+@pytest.mark.parametrize("command", ["schema", "docs"])
 def test_cli_generated_files_are_current(command, capsys):
     assert main([command, "--check"]) == 0
     assert capsys.readouterr().out == ""

@@ -12,7 +12,7 @@ from generator import dashboards as generator_dashboards
 from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT
-from test_bad_input import Case, named, stopped_by, values_file
+from test_bad_input import Case, helm_names_path, named, stopped_by, values_file
 
 CHART = ROOT / "charts" / "verl-ppo"
 OBSERVABILITY = CHART / "ci" / "observability-values.yaml"
@@ -234,7 +234,8 @@ CASES = [
 def test_bad_observability_values_fail_in_helm_and_generator(helm, tmp_path, capsys, case):
     path = values_file(tmp_path, case)
     result = helm_cli.template(helm, "-f", str(path))
-    assert result.returncode != 0 and stopped_by(result.output, case) and named(result.output, case), result.output
+    helm_named = helm_names_path(result.output, case.field) if case.layer == "schema" else named(result.output, case)
+    assert result.returncode != 0 and stopped_by(result.output, case) and helm_named, result.output
     assert generator_main(["check", str(path)]) == 1
     output = capsys.readouterr().out
     assert named(output, case), output

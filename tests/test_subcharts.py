@@ -1,6 +1,9 @@
-"""Tier 2: each component installs on its own, for the cases platform teams have, with its own
-defaults, schema, rules and README; under the umbrella the same templates serve."""
+"""Tier 2: the subcharts are components of the umbrella chart, not charts to install alone. Each one's own
+use (storage only, a RayCluster only, a run on an existing Ray cluster, observability only) is the umbrella
+with the other components switched off, as the READMEs show it (generator/valuesdoc.py COMPONENT_USES);
+installed alone, a component stops with one sentence saying what it is."""
 
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,140 +13,109 @@ import yaml
 
 from generator import paths
 from generator.cli import main as generator_main
-from generator.schema import LIBRARY_SCHEMA, library_template
+from generator.valuesdoc import COMPONENT_USES
 from support import helm as helm_cli
 from support.tools import kubernetes_version
 
-CLAIM = ["--set", "global.storage.existingClaim=shared-data"]
-# A component's use case alone: its arguments, and the kinds it must render (and only those).
-USE_CASES = {
-    "storage": ([], {"PersistentVolumeClaim"}),
-    "raycluster": ([*CLAIM, "--set", "global.gpu.nodes=3"], {"RayCluster", "NetworkPolicy", "ConfigMap", "ServiceAccount"}),
-    "ppo-job": ([*CLAIM, "--set", "dashboardURL=http://team-ray-head-svc.research.svc:8265"],
-                {"ConfigMap", "Job", "Pod", "ServiceAccount", "Role", "RoleBinding"}),  # Pod: helm test
-    "observability": (["--set", "rayClusterName=team-ray"], {"PodMonitor", "ConfigMap"}),
+# The kinds each use renders (and only those); Pod: the ppo-job's helm test.
+USE_KINDS = {
+    "storage": {"PersistentVolumeClaim"},
+    "raycluster": {"RayCluster", "NetworkPolicy", "ConfigMap", "ServiceAccount"},
+    "ppo-job": {"ConfigMap", "Job", "Pod", "ServiceAccount", "Role", "RoleBinding"},
+    "observability": {"PodMonitor", "ConfigMap"},
 }
-# helm template only: a cluster that serves the PodMonitor API (lint has no such flag).
-RENDER_ONLY = ["--api-versions", helm_cli.MONITORING_API]
 
 
-def built_alone(root: Path, schema: dict | None = None) -> dict[str, Path]:
-    """Each subchart as a user installs it from a clone: `helm dependency build` first (in a copy, so the
-    checkout stays as it is); with `schema`, the library's verl-ppo.schema replaced by it."""
-    shutil.copytree(paths.CHART / "charts", root, ignore=shutil.ignore_patterns("charts"))
-    if schema is not None:
-        (root / LIBRARY_SCHEMA.relative_to(paths.CHART / "charts")).write_text(library_template(schema))
-    helm = helm_cli.helm_binaries()["helm4"]
-    for name in paths.SUBCHARTS:
-        subprocess.run([str(helm), "dependency", "build", str(root / name)], check=True, capture_output=True)
-    return {name: root / name for name in paths.SUBCHARTS}
+def use_args(name: str) -> list[str]:
+    return shlex.split(COMPONENT_USES[name].sets)
 
 
-@pytest.fixture(scope="session")
-def standalone(tmp_path_factory) -> dict[str, Path]:
-    return built_alone(tmp_path_factory.mktemp("subcharts") / "charts")
-
-
-@pytest.fixture(scope="session")
-def standalone_without_schema(tmp_path_factory) -> dict[str, Path]:
-    return built_alone(tmp_path_factory.mktemp("schemaless") / "charts", schema={})
-
-
-def render(helm, chart: Path, *args: str, release: str = "team") -> helm_cli.Result:
-    return helm_cli.run(helm, "template", release, str(chart), "--namespace", "research",
-                        "--kube-version", kubernetes_version(), *RENDER_ONLY, *args)
+def render(helm, *args: str) -> helm_cli.Result:
+    return helm_cli.template(helm, *args, release="team", namespace="research")
 
 
 @pytest.mark.parametrize("name", paths.SUBCHARTS)
-def test_each_component_lints_and_renders_alone(helm, validator, standalone, name):
-    args, kinds = USE_CASES[name]
-    lint = helm_cli.run(helm, "lint", "--strict", str(standalone[name]), "--kube-version", kubernetes_version(), *args)
+def test_each_components_use_renders_as_umbrella_values(helm, validator, name):
+    lint = helm_cli.lint(helm, *use_args(name))
     assert lint.returncode == 0 and "[ERROR]" not in lint.output and "[WARNING]" not in lint.output, lint.output
-    result = render(helm, standalone[name], *args)
+    result = render(helm, *use_args(name))
     assert result.returncode == 0, result.output
     documents = result.documents()
     assert [e for doc in documents for e in validator.errors(doc)] == []
-    assert {doc["kind"] for doc in documents} == kinds
+    assert {doc["kind"] for doc in documents} == USE_KINDS[name]
 
 
-def test_observability_alone_selects_the_named_cluster(helm, standalone):
-    args, _ = USE_CASES["observability"]
-    monitors = [d for d in render(helm, standalone["observability"], *args).documents() if d["kind"] == "PodMonitor"]
-    assert {m["spec"]["selector"]["matchLabels"]["ray.io/cluster"] for m in monitors} == {"team-ray"}
+@pytest.mark.parametrize("name", paths.SUBCHARTS)
+def test_each_components_use_passes_generator_check(name, capsys):
+    assert generator_main(["check", *use_args(name)]) == 0, capsys.readouterr().out
 
 
-def test_ppo_job_alone_submits_to_the_given_cluster(helm, standalone):
-    args, _ = USE_CASES["ppo-job"]
-    jobs = [d for d in render(helm, standalone["ppo-job"], *args).documents() if d["kind"] == "Job"]
+def test_every_component_has_a_use_in_its_readme():
+    assert set(COMPONENT_USES) == set(paths.SUBCHARTS)
+    for name, use in COMPONENT_USES.items():
+        assert f"helm install verl-ppo charts/verl-ppo {use.sets}\n" in (paths.subchart_dir(name) / "README.md").read_text()
+        assert f"`{use.sets}`" in (paths.CHART / "README.md").read_text()
+
+
+def test_observability_only_selects_the_named_cluster(helm):
+    monitors = [d for d in render(helm, *use_args("observability")).documents() if d["kind"] == "PodMonitor"]
+    assert monitors and {m["spec"]["selector"]["matchLabels"]["ray.io/cluster"] for m in monitors} == {"team-ray"}
+
+
+def test_a_run_on_an_existing_cluster_submits_there_and_mounts_the_existing_claim(helm):
+    jobs = [d for d in render(helm, *use_args("ppo-job")).documents() if d["kind"] == "Job"]
     env = {e["name"]: e.get("value") for job in jobs for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["RAY_DASHBOARD_URL"] == "http://team-ray-head-svc.research.svc:8265"
     mounts = [v for job in jobs for v in job["spec"]["template"]["spec"]["volumes"] if "persistentVolumeClaim" in v]
     assert {v["persistentVolumeClaim"]["claimName"] for v in mounts} == {"shared-data"}
 
 
-def test_a_component_alone_runs_the_rulebook_with_its_own_field_names(helm, standalone):
-    result = render(helm, standalone["raycluster"], "--set", "head.serviceType=LoadBalancer")
-    assert result.returncode != 0
-    assert "2 value(s) to fix" in result.stderr, result.stderr
-    assert "  - head.serviceType=LoadBalancer:" in result.stderr and "--set head.allowUnauthenticatedService=true" in result.stderr
-    assert "  - global.storage.existingClaim=\"\":" in result.stderr
-    assert "raycluster." not in result.stderr  # no umbrella prefix where the chart is installed alone
+def test_a_raycluster_only_has_the_workers_of_its_gpu_nodes(helm):
+    (cluster,) = [d for d in render(helm, *use_args("raycluster")).documents() if d["kind"] == "RayCluster"]
+    assert sum(group["replicas"] for group in cluster["spec"]["workerGroupSpecs"]) == 2  # 3 nodes, one on the head
 
 
-# One rule of each component broken where the component is installed alone, as it names the field there.
-OWN_RULE = {
-    "storage": (["--set", "type=nas"], 'nas.server="":'),
-    "raycluster": ([*CLAIM, "--set", "nccl.IB_HCA=mlx5"], "nccl.IB_HCA=mlx5:"),
-    "ppo-job": ([*CLAIM, "--set", "actor.ppoMicroBatchSizePerGpu=7"], "actor.ppoMicroBatchSizePerGpu=7:"),
-    "observability": (["--set", "rayClusterName=team-ray", "--set", "podMonitor.enabled=true"], "podMonitor.enabled=true:"),
-}
+def test_storage_only_creates_the_claim_of_its_size(helm):
+    (claim,) = render(helm, *use_args("storage")).documents()
+    assert claim["spec"]["resources"]["requests"]["storage"] == "500Gi"
+
+
+@pytest.fixture(scope="session")
+def built_alone(tmp_path_factory) -> dict[str, Path]:
+    """Each subchart as someone would try to install it from a clone: `helm dependency build` first (in a
+    copy, so the checkout stays as it is)."""
+    root = tmp_path_factory.mktemp("subcharts") / "charts"
+    shutil.copytree(paths.CHART / "charts", root, ignore=shutil.ignore_patterns("charts"))
+    helm = helm_cli.helm_binaries()["helm4"]
+    for name in paths.SUBCHARTS:
+        subprocess.run([str(helm), "dependency", "build", str(root / name)], check=True, capture_output=True)
+    return {name: root / name for name in paths.SUBCHARTS}
 
 
 @pytest.mark.parametrize("name", paths.SUBCHARTS)
-def test_each_component_alone_fails_on_its_own_rule(helm, standalone, name):
-    """Its own validate.yaml runs the rulebook (under the umbrella only the umbrella's does)."""
-    args, line = OWN_RULE[name]
-    result = helm_cli.run(helm, "template", "team", str(standalone[name]), "--namespace", "research",
-                          "--kube-version", kubernetes_version(), *args)  # no PodMonitor API: observability's rule
-    assert result.returncode != 0 and "1 value(s) to fix" in result.stderr, result.stderr
-    assert f"  - {line} " in result.stderr, result.stderr
-
-
-def test_a_component_alone_checks_its_values_schema(helm, standalone):
-    """Alone, a component checks its section of the values schema and the global section, named as it names
-    them, each with a fix, before any template reads them."""
-    result = render(helm, standalone["ppo-job"], *CLAIM, "--set", "data.trainBatchSize=many", "--set", "global.gpu=x")
-    assert result.returncode != 0 and "ppo-job: 2 value(s) outside the values schema" in result.stderr, result.stderr
-    assert "  - data.trainBatchSize=many: is text, not a whole number. Fix: write a whole number" in result.stderr
-    assert "  - global.gpu=x: is text, not a map. Fix: write a map" in result.stderr
-
-
-def test_no_gpu_worker_rule_past_the_schema(helm, standalone_without_schema):
-    """The schema keeps global.gpu.nodes >= 1 (under the umbrella 0 GPUs would also divide by zero in the
-    batch rules); past it (an empty verl-ppo.schema), the raycluster component alone still names the field."""
-    result = helm_cli.run(helm, "template", "team", str(standalone_without_schema["raycluster"]), *CLAIM,
-                          "--set", "global.gpu.nodes=0", "--set", "head.trainsOnHead=false")
-    assert result.returncode != 0 and "  - global.gpu.nodes=0: leaves no GPU worker" in result.stderr, result.stderr
-
-
-@pytest.mark.parametrize("name", ["raycluster", "ppo-job"])
-def test_rayjob_mode_needs_the_umbrella_by_each_components_own_rule(helm, standalone, name):
-    """The RayJob embeds both components' specs: only the umbrella renders it, so a component alone refuses the mode."""
-    result = render(helm, standalone[name], *CLAIM, "--set", "global.mode=RayJob")
-    assert result.returncode != 0 and "  - global.mode=RayJob: needs the umbrella chart" in result.stderr, result.stderr
+def test_a_component_installed_alone_says_it_is_a_component(helm, built_alone, name):
+    result = helm_cli.run(helm, "template", "team", str(built_alone[name]), "--namespace", "research",
+                          "--kube-version", kubernetes_version())
+    assert result.returncode != 0
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert line.endswith(f"{name} is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone: "
+                         "install charts/verl-ppo and switch off the components you do not need (e.g. --set "
+                         "raycluster.enabled=false); its README shows each use"), result.stderr
 
 
 def test_the_umbrella_checks_once_with_every_component_in_view(helm):
-    """Under the umbrella only its own call of the rulebook runs: one failure, not one per component."""
+    """One failure, not one per component, every field named by its path in the umbrella's values."""
     result = helm_cli.template(helm, "--set", "raycluster.head.serviceType=LoadBalancer",
                                "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=7")
     assert result.returncode != 0
     assert result.stderr.count("value(s) to fix") == 1 and "verl-ppo: 2 value(s) to fix" in result.stderr
+    assert "  - raycluster.head.serviceType=LoadBalancer:" in result.stderr
+    assert "--set raycluster.head.allowUnauthenticatedService=true" in result.stderr
 
 
 @pytest.mark.parametrize("name", ["verl-ppo", *paths.SUBCHARTS])
-def test_helm_show_readme_is_the_generated_readme(helm, standalone, name):
-    chart = paths.CHART if name == "verl-ppo" else standalone[name]
+def test_helm_show_readme_is_the_generated_readme(helm, name):
+    chart = paths.CHART if name == "verl-ppo" else paths.subchart_dir(name)
     shown = helm_cli.run(helm, "show", "readme", str(chart))
     assert shown.returncode == 0 and shown.stdout.strip() == (chart / "README.md").read_text().strip()
     assert "## Parameters" in shown.stdout
@@ -157,21 +129,8 @@ def test_every_component_declares_the_library():
         assert meta["home"] == yaml.safe_load((paths.CHART / "Chart.yaml").read_text())["home"]
 
 
-def test_generator_check_checks_a_component_alone(standalone, capsys):
-    chart = str(standalone["ppo-job"])
-    assert generator_main(["check", "--chart", chart, *CLAIM]) == 0, capsys.readouterr().out
-    assert generator_main(["check", "--chart", chart, *CLAIM, "--set", "actor.ppoMicroBatchSizePerGpu=7"]) == 1
-    assert "actor.ppoMicroBatchSizePerGpu=7: must divide 16" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("umbrella", ["elsewhere", "holding-it"])
-def test_generator_check_checks_a_component_alone_with_its_extra_args(standalone, capsys, monkeypatch, umbrella):
-    """ppo-job alone: its extraArgs meet veRL's config as under the umbrella, named without the umbrella's prefix;
-    also with the umbrella one level up, holding it in its charts/ (as --chart's help names it: a path that
-    begins with the umbrella's)."""
-    chart = standalone["ppo-job"]
-    if umbrella == "holding-it":
-        monkeypatch.setattr(paths, "CHART", chart.parent.parent)
-    args = ["check", "--chart", str(chart), *CLAIM, "--set", "extraArgs[0]=trainer.val_before_trian=False"]
-    assert generator_main(args) == 1
-    assert ": extraArgs[0]=trainer.val_before_trian=False: is rejected by veRL" in capsys.readouterr().out
+def test_every_template_of_a_component_starts_with_the_component_check():
+    """The check is the first line, so no template reads a value before it (whatever order Helm renders in)."""
+    for name in paths.SUBCHARTS:
+        for template in (paths.subchart_dir(name) / "templates").rglob("*.yaml"):
+            assert template.read_text().startswith('{{- include "verl-ppo.component" . -}}\n'), template

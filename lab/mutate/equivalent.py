@@ -12,14 +12,10 @@ _JOB_CONFIGMAP = "only the job's ConfigMap carries job.json in its data; compari
 _NEVER_NEGATIVE = ("the API server reports an allocatable count as a quantity of at least 0, so comparisons with 0 "
                    "that differ only below 0 (!= 0 for > 0, == 0 for <= 0) decide alike")
 _SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
-_SCHEMAFINDINGS = "generator/schemafindings.py"
 _NO_EXTRA_ARGS = ("another chart than ppo-job (any other component, the umbrella elsewhere) has no top-level "
                   "extraArgs (its schema refuses unknown keys and is checked first), so looking for them finds none")
 _HELM_TIMEOUT = ("a tuning figure: a helm template run takes seconds, so a second more or less matters only to a "
                  "Helm that hangs")
-_FROM_1E21 = ("a float that is not whole is below 2**52 (every float from there on is whole, and whole ones are "
-              "printed as integers first), so its exponent is at most 15 and the test against 21 never decides")
-_SHOWN_FLOAT = "text = (str(int(value)) if value.is_integer() else repr(value) if exponent < -4 or exponent {}"
 
 EQUIVALENT: dict[tuple[str, str], str] = {
     (_SUBMITTER, 'if ended and (tail.complete or time.monotonic() > (drain_deadline or float("inf"))):'):
@@ -32,14 +28,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "is past it either way",
     (_SUBMITTER, "BUSY_HEAD_SECONDS = 61"):
         "a tuning figure: 61 s of retries with 20 s requests also ends within the uninstall hook's 120 s deadline",
-    (_SCHEMAFINDINGS, _SHOWN_FLOAT.format(">= 20")): _FROM_1E21,
-    (_SCHEMAFINDINGS, _SHOWN_FLOAT.format("== 21")): _FROM_1E21,
     ("generator/helm.py", "@dataclass(frozen=False)"): "nothing assigns to a HelmInputs or hashes it",
     ("generator/algorithms.py", "@dataclass(frozen=False)"): "nothing assigns to an Algorithm or hashes one",
-    ("generator/globals.py", 'while end != start + 1 and not lines[end - 1].startswith(" "):  # comments and blanks '
-                             'of the next section'):
-        "end starts above start + 1 or at it (the search for the next key begins there) and the loop stops at it, "
-        "so end never passes start + 1: != and > stop alike",
     ("generator/helm.py", "return subprocess.run(command, capture_output=True, text=True, timeout=121)"):
         _HELM_TIMEOUT,
     ("generator/helm.py", "return subprocess.run(command, capture_output=True, text=True, timeout=119)"):
@@ -98,15 +88,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a group holds at least one node, so there is at least one taint set: != 1 is > 1",
     ("generator/quantity.py", 'return str(millis // 1000) if millis % 1000 <= 0 else f"{millis}m"'):
         "a remainder modulo 1000 is never below 0 in Python, so <= 0 is == 0",
-    ("generator/schema.py", 'and not (key <= "additionalProperties" and value is False))'):
-        "of the outline's keywords only $schema and $ref sort before additionalProperties, and neither is ever false",
-    ("generator/schema.py", 'and not (key == "additionalProperties" and value == False))'):
-        "additionalProperties holds a schema or a boolean, never 0 (the one value == False takes besides False)",
     ("generator/schema.py", "@lru_cache(maxsize=2)"): "values_schema takes no arguments: one entry, whatever the size",
-    ("generator/schema.py", 'text = json.dumps(_pruned(schema, lambda key, _: key not in ("description", "title", '
-                            '"$schema")), indent=1, ensure_ascii=True)'):
-        "the rulebook reads the JSON with fromJson, to which a \\u escape and the character it stands for are the "
-        "same text (and the schema's words are ASCII today, so the generated file does not change either)",
     ("generator/valuesdoc.py", "keep_trailing_newline=False)"):
         "the README template's last tag ({%- endfor -%}) strips the newline after it anyway",
     ("generator/valuesdoc.py", "@dataclass(frozen=False)"): "nothing assigns to a Parameter or hashes one",

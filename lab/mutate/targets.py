@@ -17,20 +17,20 @@ DISCOVER_UNIT = ("tests/test_discover.py", "tests/test_cluster_discover.py", "-k
 # every scenario (two minutes a run at load, and they only ask Hydra whether keys exist).
 VERL = ("tests/test_verl_config.py", "-k", "one_override or declared_types or wrong_type or misspelled or correct_extra "
         "or not_there or config_dir")
-# generator check's paths: schema, rule lines, Helm's refusals, extraArgs, a component's chart; not the 120
+# generator check's paths: schema, rule lines, Helm's refusals, extraArgs, each component's use; not the 120
 # bad inputs (each a helm run: minutes; the selected cases reach every branch those reach).
 CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
          "not helm3 and (set_flags or every_broken or set_forms or check_types or cannot_read or "
-         "generator_check_rejects_a or generator_check_rejects_an or not_there or checks_a_component_alone "
+         "generator_check_rejects_a or generator_check_rejects_an or not_there or components_use "
          "or check_findings)")
-# generator check's cases of a second or so each: its findings, veRL's config, a component alone, Helm's refusals.
+# generator check's cases of a second or so each: its findings, veRL's config, each component's use, Helm's refusals.
 CHECK_FAST = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
               "not helm3 and (check_findings or generator_check_rejects_a_misspelled or generator_check_rejects_an_extra "
-              "or not_there or checks_a_component_alone or cannot_read or set_flags)")
-# The schema's words (jsonschema errors made findings), checked alike by Helm and generator check: every kind of
-# constraint broken at once, the findings' own cases and the fix sentences, before the CHECK cases.
+              "or not_there or components_use or cannot_read or set_flags)")
+# The schema's words (jsonschema errors made findings): every kind of constraint broken at once (each field also
+# named by Helm), the findings' own cases and the fix sentences, before the CHECK cases.
 SCHEMA_WORDS = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
-                "not helm3 and (check_findings or word_the_schema or fix_sentence)")
+                "not helm3 and (check_findings or every_field or fix_sentence)")
 # Helm for generator check: where it is found, its merge of the values (the forms of --set and files Helm reads
 # its own way, the chart's values-only copy made once), then the CHECK cases.
 HELM = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
@@ -102,7 +102,6 @@ PYTHON_TARGETS = (
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
     PythonTarget("generator/algorithms.py", (GENERATOR, "-k", "algorithm or critic")),
     PythonTarget("generator/chartvalues.py", CHART_VALUES, 900.0),
-    PythonTarget("generator/globals.py", (GENERATOR, "-k", "global")),
     PythonTarget("generator/dashboards.py", ("tests/test_dashboards.py", "tests/test_observability_chart.py", "-k",
                                              "dashboards_are or pinned")),
     PythonTarget("generator/paths.py", ("tests/test_paths.py", GENERATOR, "tests/test_verl_config.py", "-k",

@@ -36,10 +36,8 @@ BAD_INPUT = "tests/test_bad_input.py"
 RULE_TESTS = ("tests/test_bad_input.py", "tests/test_observability_chart.py", "tests/test_subcharts.py",
               "tests/test_chart.py", "-k",
               "not helm3 and (rejects_and_names or behind_the_schema or bad_observability or every_broken_rule "
-              "or podmonitor_forced or set_forms or check_types or at_a_rules_limit or no_gpu_worker or own_rule "
+              "or podmonitor_forced or set_forms or check_types or at_a_rules_limit or checks_once or installed_alone "
               "or queue_gpu_quota)")
-# A component's own validate.yaml runs only when it is installed alone.
-STANDALONE_TESTS = ("tests/test_subcharts.py", "-k", "not helm3 and (own_rule or rulebook_with_its_own or checks_a_component_alone)")
 RENDER_TESTS = ("tests/test_chart_networkpolicy.py", "tests/test_chart.py", "tests/test_observability_chart.py", "-k",
                 "not helm3")
 
@@ -72,8 +70,7 @@ def _rule_mutants(path: Path, lines: list[str]) -> list[TemplateMutant]:
             continue
         field = _rule_field(lines, number - 1)
         if FAILS.search(line):
-            standalone = path.name == "validate.yaml" and "/charts/verl-ppo/charts/" in f"/{path}"
-            found.append(TemplateMutant("drop-rule", path, number, "", STANDALONE_TESTS if standalone else RULE_TESTS,
+            found.append(TemplateMutant("drop-rule", path, number, "", RULE_TESTS,
                                         field))
         if line.lstrip().startswith("{{- if") or line.lstrip().startswith("{{- else if"):
             for match in COMPARISON.finditer(line):

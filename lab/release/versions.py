@@ -62,7 +62,7 @@ class ChartState:
 
 
 def current(layout: Layout, helm: Path) -> dict[str, ChartState]:
-    """Each chart as packaged: the umbrella with values/ inside, a subchart as installed alone, with
+    """Each chart as packaged: the umbrella with values/ inside, a subchart packaged on its own, with
     its dependencies (the library) built into it, in a copy (`helm dependency build` writes charts/)."""
     states = {}
     with tempfile.TemporaryDirectory() as work:

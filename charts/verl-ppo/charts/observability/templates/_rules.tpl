@@ -1,11 +1,11 @@
 {{/* The observability component's rules (called by verl-ppo.validate). */}}
 {{- define "observability.rules" -}}
 {{- if and (eq (toString .Values.podMonitor.enabled) "true") (not (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor")) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%spodMonitor.enabled" .prefix) "value" true "problem" "but the cluster does not serve monitoring.coreos.com/v1 PodMonitor (no Prometheus operator CRDs)" "fix" (printf "install the prometheus-operator CRDs, or --set %spodMonitor.enabled=auto (with helm template, pass --api-versions monitoring.coreos.com/v1/PodMonitor)" .prefix)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "observability.podMonitor.enabled" "value" true "problem" "but the cluster does not serve monitoring.coreos.com/v1 PodMonitor (no Prometheus operator CRDs)" "fix" "install the prometheus-operator CRDs, or --set observability.podMonitor.enabled=auto (with helm template, pass --api-versions monitoring.coreos.com/v1/PodMonitor)") -}}
 {{- end -}}
 {{- $monitor := .Values.podMonitor -}}
 {{- if and $monitor.interval $monitor.scrapeTimeout (gt (include "observability.seconds" $monitor.scrapeTimeout | float64) (include "observability.seconds" $monitor.interval | float64)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%spodMonitor.scrapeTimeout" .prefix) "value" $monitor.scrapeTimeout "problem" (printf "is longer than podMonitor.interval (%s): Prometheus refuses such a scrape config" $monitor.interval) "fix" (printf "--set %spodMonitor.scrapeTimeout=<at most %s>" .prefix $monitor.interval)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "observability.podMonitor.scrapeTimeout" "value" $monitor.scrapeTimeout "problem" (printf "is longer than podMonitor.interval (%s): Prometheus refuses such a scrape config" $monitor.interval) "fix" (printf "--set observability.podMonitor.scrapeTimeout=<at most %s>" $monitor.interval)) -}}
 {{- end -}}
 {{- $board := .Values.global.tensorboard -}}
 {{- if and $board.enabled (ne $board.serviceType "ClusterIP") (not $board.allowUnauthenticatedService) -}}

@@ -13,48 +13,46 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 
 {{- define "ppo-job.rules.batch" -}}
-{{- $p := .prefix -}}
 {{- $v := .Values -}}
 {{- $gpus := include "verl-ppo.totalGpus" . | int -}}
 {{- $batch := int $v.data.trainBatchSize -}}
 {{- $n := include "ppo-job.responsesPerPrompt" . | int -}}
 {{- $mini := int $v.actor.ppoMiniBatchSize -}}
 {{- if mod (mul $batch $n) $gpus -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sdata.trainBatchSize" $p) "value" $batch "problem" (printf "times rollout.n (%d) is not divisible by the %d GPUs in total (global.gpu.nodes x global.gpu.perNode)" $n $gpus) "fix" (printf "make trainBatchSize x rollout.n a multiple of %d, e.g. --set %sdata.trainBatchSize=%d" $gpus $p (mul (add (div $batch $gpus) 1) $gpus))) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.data.trainBatchSize" "value" $batch "problem" (printf "times rollout.n (%d) is not divisible by the %d GPUs in total (global.gpu.nodes x global.gpu.perNode)" $n $gpus) "fix" (printf "make trainBatchSize x rollout.n a multiple of %d, e.g. --set ppo-job.data.trainBatchSize=%d" $gpus (mul (add (div $batch $gpus) 1) $gpus))) -}}
 {{- end -}}
 {{- if gt $mini $batch -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sactor.ppoMiniBatchSize" $p) "value" $mini "problem" (printf "is larger than data.trainBatchSize (%d)" $batch) "fix" (printf "--set %sactor.ppoMiniBatchSize=<at most %d>" $p $batch)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.actor.ppoMiniBatchSize" "value" $mini "problem" (printf "is larger than data.trainBatchSize (%d)" $batch) "fix" (printf "--set ppo-job.actor.ppoMiniBatchSize=<at most %d>" $batch)) -}}
 {{- end -}}
 {{- $perGpu := div (mul $mini $n) $gpus -}}
 {{- if le $perGpu 0 -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sactor.ppoMiniBatchSize" $p) "value" $mini "problem" (printf "x rollout.n (%d) / %d GPUs is 0 samples per GPU" $n $gpus) "fix" (printf "--set %sactor.ppoMiniBatchSize=%d or more" $p $gpus)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.actor.ppoMiniBatchSize" "value" $mini "problem" (printf "x rollout.n (%d) / %d GPUs is 0 samples per GPU" $n $gpus) "fix" (printf "--set ppo-job.actor.ppoMiniBatchSize=%d or more" $gpus)) -}}
 {{- else if not $v.actor.useDynamicBsz -}}
 {{- $trained := list "actor.ppoMicroBatchSizePerGpu" -}}
 {{- if (include "ppo-job.algorithm" . | fromJson).critic }}{{ $trained = append $trained "critic.ppoMicroBatchSizePerGpu" }}{{ end -}}
 {{- range $field := $trained -}}
 {{- $micro := int (get (get $v (first (splitList "." $field))) (last (splitList "." $field))) -}}
 {{- if mod $perGpu $micro -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s" $p $field) "value" $micro "problem" (printf "must divide %d (mini batch %d x n %d / %d GPUs)" $perGpu $mini $n $gpus) "fix" (printf "--set %s%s=<a divisor of %d>" $p $field $perGpu)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.%s" $field) "value" $micro "problem" (printf "must divide %d (mini batch %d x n %d / %d GPUs)" $perGpu $mini $n $gpus) "fix" (printf "--set ppo-job.%s=<a divisor of %d>" $field $perGpu)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- $tp := int $v.rollout.tensorModelParallelSize -}}
 {{- $perNode := include "verl-ppo.gpusPerNode" . | int -}}
 {{- if mod $perNode $tp -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.tensorModelParallelSize" $p) "value" $tp "problem" (printf "must divide global.gpu.perNode (%d): a rollout replica may not span nodes" $perNode) "fix" (printf "--set %srollout.tensorModelParallelSize=<a divisor of %d>" $p $perNode)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.tensorModelParallelSize" "value" $tp "problem" (printf "must divide global.gpu.perNode (%d): a rollout replica may not span nodes" $perNode) "fix" (printf "--set ppo-job.rollout.tensorModelParallelSize=<a divisor of %d>" $perNode)) -}}
 {{- end -}}
 {{- end -}}
 
 {{/* Where the run writes, and for which veRL. */}}
 {{- define "ppo-job.rules.run" -}}
-{{- $p := .prefix -}}
 {{- include "ppo-job.rules.outputs" . -}}
 {{- if eq (include "ppo-job.verlFacts" .) "{}" -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sverlVersion" $p) "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" (printf "--set %sverlVersion=0.3.0.post1, 0.4.1 or 0.9.1" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" "--set ppo-job.verlVersion=0.3.0.post1, 0.4.1 or 0.9.1") -}}
 {{- end -}}
 {{- range $name, $value := .Values.runtimeEnv.env -}}
 {{- if include "verl-ppo.looksLikeCredential" $name -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sruntimeEnv.env.%s" $p $name) "value" "(hidden)" "problem" "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" $name $name)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.runtimeEnv.env.%s" $name) "value" "(hidden)" "problem" "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" $name $name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -62,11 +60,10 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* Every directory the run writes is on the shared volume after normalisation: anything else is lost with the pod.
      Checkpoints, TensorBoard's TENSORBOARD_DIR, and the output directories extraArgs may set (veRL's dumps, Hydra's own). */}}
 {{- define "ppo-job.rules.outputs" -}}
-{{- $p := .prefix -}}
 {{- $mount := include "verl-ppo.mountPath" . -}}
-{{- $outputs := list (dict "field" (printf "%strainer.checkpointDir" $p) "path" (include "verl-ppo.checkpointDir" .) "fix" (printf "--set %strainer.checkpointDir='' for the default, or a directory under %s" $p $mount)) -}}
+{{- $outputs := list (dict "field" "ppo-job.trainer.checkpointDir" "path" (include "verl-ppo.checkpointDir" .) "fix" (printf "--set ppo-job.trainer.checkpointDir='' for the default, or a directory under %s" $mount)) -}}
 {{- with .Values.runtimeEnv.env.TENSORBOARD_DIR -}}
-{{- $outputs = append $outputs (dict "field" (printf "%sruntimeEnv.env.TENSORBOARD_DIR" $p) "path" . "fix" (printf "leave it unset (global.tensorboard.enabled sets it), or a directory under %s" $mount)) -}}
+{{- $outputs = append $outputs (dict "field" "ppo-job.runtimeEnv.env.TENSORBOARD_DIR" "path" . "fix" (printf "leave it unset (global.tensorboard.enabled sets it), or a directory under %s" $mount)) -}}
 {{- end -}}
 {{- $outputKeys := list "trainer.rollout_data_dir" "trainer.validation_data_dir" "hydra.run.dir" "hydra.sweep.dir" "hydra.searchpath" -}}
 {{- range $index, $arg := .Values.extraArgs -}}
@@ -84,7 +81,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $paths -}}
 {{- $path := trimAll "'\"" . -}}
 {{- if not (and (eq $key "trainer.rollout_data_dir" "trainer.validation_data_dir") (eq $path "null")) -}}
-{{- $outputs = append $outputs (dict "field" (printf "%sextraArgs[%d]" $p $index) "path" $path "fix" (printf "write it as %s=%s%s/<dir> (the shared volume)" $key (ternary "[file://" "" (eq $key "hydra.searchpath")) $mount)) -}}
+{{- $outputs = append $outputs (dict "field" (printf "ppo-job.extraArgs[%d]" $index) "path" $path "fix" (printf "write it as %s=%s%s/<dir> (the shared volume)" $key (ternary "[file://" "" (eq $key "hydra.searchpath")) $mount)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -98,7 +95,6 @@ n = GPUs in total, B = train batch, N = rollout.n.
 
 {{/* The algorithm must be in the chosen veRL, with the responses per prompt it needs, sampled by the chosen rollout engine. */}}
 {{- define "ppo-job.rules.algorithm" -}}
-{{- $p := .prefix -}}
 {{- $v := .Values -}}
 {{- $version := toString $v.verlVersion -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
@@ -106,22 +102,21 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $n := include "ppo-job.responsesPerPrompt" . | int -}}
 {{- if and $facts $algorithm -}}
 {{- if not (has $version $algorithm.versions) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%salgorithm.name" $p) "value" $algorithm.name "problem" (printf "is not in veRL %s's main trainer (it is in veRL %s)" $version (join ", " $algorithm.versions)) "fix" (printf "--set %sverlVersion=%s with an image of that veRL, or choose another algorithm" $p (last $algorithm.versions))) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.algorithm.name" "value" $algorithm.name "problem" (printf "is not in veRL %s's main trainer (it is in veRL %s)" $version (join ", " $algorithm.versions)) "fix" (printf "--set ppo-job.verlVersion=%s with an image of that veRL, or choose another algorithm" (last $algorithm.versions))) -}}
 {{- end -}}
 {{- if lt $n (int $algorithm.minResponses) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.responsesPerPrompt" $p) "value" $n "problem" (printf "is below %d: %s compares the responses to one prompt, and a group of one has no baseline" (int $algorithm.minResponses) $algorithm.name) "fix" (printf "--set %srollout.responsesPerPrompt=%d (or null for the algorithm's default)" $p (int $algorithm.responsesPerPrompt))) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.responsesPerPrompt" "value" $n "problem" (printf "is below %d: %s compares the responses to one prompt, and a group of one has no baseline" (int $algorithm.minResponses) $algorithm.name) "fix" (printf "--set ppo-job.rollout.responsesPerPrompt=%d (or null for the algorithm's default)" (int $algorithm.responsesPerPrompt))) -}}
 {{- end -}}
 {{- end -}}
 {{- if and $facts (not (has $v.rollout.name $facts.rolloutNames)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.name" $p) "value" $v.rollout.name "problem" (printf "is not a rollout engine of veRL %s (it has %s)" $version (join ", " $facts.rolloutNames)) "fix" (printf "--set %srollout.name=vllm" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.name" "value" $v.rollout.name "problem" (printf "is not a rollout engine of veRL %s (it has %s)" $version (join ", " $facts.rolloutNames)) "fix" "--set ppo-job.rollout.name=vllm") -}}
 {{- else if and $facts (eq $v.rollout.name "hf") (gt $n 1) (not $facts.hfSamplesN) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srollout.responsesPerPrompt" $p) "value" $n "problem" (printf "is ignored by veRL %s's HF rollout, which samples one response per prompt: the first step would fail joining %d-fold prompts with single responses" $version $n) "fix" (printf "--set %srollout.name=vllm, or --set %sverlVersion=0.4.1" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.responsesPerPrompt" "value" $n "problem" (printf "is ignored by veRL %s's HF rollout, which samples one response per prompt: the first step would fail joining %d-fold prompts with single responses" $version $n) "fix" "--set ppo-job.rollout.name=vllm, or --set ppo-job.verlVersion=0.4.1") -}}
 {{- end -}}
 {{- end -}}
 
 {{/* The preparation Job writes the run's inputs: they must be on the shared volume, its sources named. */}}
 {{- define "ppo-job.rules.prepare" -}}
-{{- $p := .prefix -}}
 {{- $v := .Values -}}
 {{- $prepare := $v.prepare -}}
 {{- if $prepare.enabled -}}
@@ -134,12 +129,12 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- range $field, $path := $writes -}}
 {{- if not (hasPrefix $mount $path) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s" $p $field) "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s, or --set %sprepare.enabled=false" $mount $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.%s" $field) "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s, or --set ppo-job.prepare.enabled=false" $mount)) -}}
 {{- end -}}
 {{- end -}}
 {{- $sourceKey := ternary "localPath" "id" (eq $prepare.source "local") -}}
 {{- range $part := $parts -}}
-{{- $field := printf "%sprepare.%s.%s" $p $part $sourceKey -}}
+{{- $field := printf "ppo-job.prepare.%s.%s" $part $sourceKey -}}
 {{- if not (get (get $prepare $part) $sourceKey) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" "" "problem" (printf "must not be empty with prepare.source %s" $prepare.source) "fix" (printf "--set %s=..." $field)) -}}
 {{- end -}}
@@ -155,14 +150,14 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- $twins := list "actor_rollout_ref.actor.ppo_micro_batch_size" "actor_rollout_ref.rollout.log_prob_micro_batch_size" "actor_rollout_ref.ref.log_prob_micro_batch_size" "critic.ppo_micro_batch_size" -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- $field := printf "%sextraArgs[%d]" $.prefix $index -}}
+{{- $field := printf "ppo-job.extraArgs[%d]" $index -}}
 {{- $key := regexReplaceAll "=.*$" $arg "" -}}
 {{- if or (hasPrefix "+" $arg) (hasPrefix "~" $arg) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "adds or deletes a config key; that hides typos in key names" "fix" "write plain key=value for a key veRL's config has") -}}
 {{- else if not (regexMatch "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)*=" $arg) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "is not a Hydra key=value override" "fix" "write it as section.key=value") -}}
 {{- else if hasKey $rendered $key -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "sets a key the chart already renders from values" "fix" (printf "set the matching %s value instead (see the ppo-job README)" (trimSuffix "." (default "ppo-job" $.prefix)))) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "sets a key the chart already renders from values" "fix" "set the matching ppo-job value instead (see the ppo-job README)") -}}
 {{- else if has $key $twins -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" (printf "conflicts with %s_per_gpu, which the chart sets: veRL accepts only one of the two" $key) "fix" "set the per-GPU value in ppo-job instead") -}}
 {{- end -}}
@@ -172,16 +167,15 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* RayJob mode: KubeRay's own constraints on its deletion settings, and the submitter meets the RayJob's cluster. */}}
 {{- define "ppo-job.rules.rayJob" -}}
 {{- if include "verl-ppo.rayJobMode" . -}}
-{{- $p := .prefix -}}
 {{- $r := .Values.rayJob -}}
 {{- if and (gt (int $r.ttlSecondsAfterFinished) 0) (not $r.shutdownAfterJobFinishes) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srayJob.ttlSecondsAfterFinished" $p) "value" $r.ttlSecondsAfterFinished "problem" "delays a cluster deletion that shutdownAfterJobFinishes=false never makes (KubeRay refuses the RayJob)" "fix" (printf "--set %srayJob.shutdownAfterJobFinishes=true, or --set %srayJob.ttlSecondsAfterFinished=0" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rayJob.ttlSecondsAfterFinished" "value" $r.ttlSecondsAfterFinished "problem" "delays a cluster deletion that shutdownAfterJobFinishes=false never makes (KubeRay refuses the RayJob)" "fix" "--set ppo-job.rayJob.shutdownAfterJobFinishes=true, or --set ppo-job.rayJob.ttlSecondsAfterFinished=0") -}}
 {{- end -}}
 {{- if and $r.deletionStrategy $r.shutdownAfterJobFinishes -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%srayJob.deletionStrategy" $p) "value" (toJson $r.deletionStrategy) "problem" "replaces shutdownAfterJobFinishes, which is true: KubeRay accepts only one of the two" "fix" (printf "--set %srayJob.shutdownAfterJobFinishes=false, or --set %srayJob.deletionStrategy=null" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rayJob.deletionStrategy" "value" (toJson $r.deletionStrategy) "problem" "replaces shutdownAfterJobFinishes, which is true: KubeRay accepts only one of the two" "fix" "--set ppo-job.rayJob.shutdownAfterJobFinishes=false, or --set ppo-job.rayJob.deletionStrategy=null") -}}
 {{- end -}}
 {{- with .Values.dashboardURL -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sdashboardURL" $p) "value" . "problem" "names another cluster, but a RayJob's submitter submits to the cluster KubeRay creates for it" "fix" (printf "--set %sdashboardURL='' in RayJob mode, or --set global.mode=RayCluster to submit to that cluster" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.dashboardURL" "value" . "problem" "names another cluster, but a RayJob's submitter submits to the cluster KubeRay creates for it" "fix" "--set ppo-job.dashboardURL='' in RayJob mode, or --set global.mode=RayCluster to submit to that cluster") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

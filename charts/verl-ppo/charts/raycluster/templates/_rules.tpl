@@ -9,7 +9,7 @@
 {{- include "raycluster.rules.gcsFaultTolerance" . -}}
 {{- range $name, $value := .Values.nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%snccl.%s" $.prefix $name) "value" $value "problem" "is not an NCCL_* variable" "fix" (printf "put other variables in %senv" $.prefix)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" "is not an NCCL_* variable" "fix" "put other variables in raycluster.env") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -19,87 +19,81 @@
 {{- $v := .Values -}}
 {{- $shape := $v.gpuShape -}}
 {{- $workers := include "verl-ppo.workerReplicas" (dict "Values" $v "trainsOnHead" $v.head.trainsOnHead) | int -}}
-{{- if and (not $v.head.trainsOnHead) (lt $workers 1) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.gpu.nodes" "value" $v.global.gpu.nodes "problem" "leaves no GPU worker with a CPU-only head" "fix" "--set global.gpu.nodes=1 or more") -}}
-{{- end -}}
 {{- $autoscaling := $v.worker.autoscaling -}}
 {{- if and $autoscaling.enabled (or (gt (int $autoscaling.minReplicas) $workers) (lt (int $autoscaling.maxReplicas) $workers)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sworker.autoscaling" .prefix) "value" (printf "min %d, max %d" (int $autoscaling.minReplicas) (int $autoscaling.maxReplicas)) "problem" (printf "does not contain the %d workers training needs (global.gpu.nodes)" $workers) "fix" (printf "--set %sworker.autoscaling.minReplicas=%d (or less) --set %sworker.autoscaling.maxReplicas=%d (or more)" .prefix $workers .prefix $workers)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.worker.autoscaling" "value" (printf "min %d, max %d" (int $autoscaling.minReplicas) (int $autoscaling.maxReplicas)) "problem" (printf "does not contain the %d workers training needs (global.gpu.nodes)" $workers) "fix" (printf "--set raycluster.worker.autoscaling.minReplicas=%d (or less) --set raycluster.worker.autoscaling.maxReplicas=%d (or more)" $workers $workers)) -}}
 {{- end -}}
 {{- $cpuLimit := include "verl-ppo.cpuMillis" $shape.allocatable.cpu | int64 -}}
 {{- $memoryLimit := include "verl-ppo.memoryMiB" $shape.allocatable.memory | int64 -}}
 {{- range $role := list "head" "worker" -}}
 {{- $resources := (get $v $role).resources -}}
 {{- if gt (include "verl-ppo.cpuMillis" $resources.cpu | int64) $cpuLimit -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s.resources.cpu" $.prefix $role) "value" $resources.cpu "problem" (printf "does not fit the %v allocatable CPU of a %s node (%sgpuShape.allocatable.cpu)" $shape.allocatable.cpu $shape.name $.prefix) "fix" (printf "--set %s%s.resources.cpu=<at most %v>; the generator uses 80%% of allocatable" $.prefix $role $shape.allocatable.cpu)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.resources.cpu" $role) "value" $resources.cpu "problem" (printf "does not fit the %v allocatable CPU of a %s node (raycluster.gpuShape.allocatable.cpu)" $shape.allocatable.cpu $shape.name) "fix" (printf "--set raycluster.%s.resources.cpu=<at most %v>; the generator uses 80%% of allocatable" $role $shape.allocatable.cpu)) -}}
 {{- end -}}
 {{- if gt (include "verl-ppo.memoryMiB" $resources.memory | int64) $memoryLimit -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s.resources.memory" $.prefix $role) "value" $resources.memory "problem" (printf "does not fit the %v allocatable memory of a %s node (%sgpuShape.allocatable.memory)" $shape.allocatable.memory $shape.name $.prefix) "fix" (printf "--set %s%s.resources.memory=<at most %v>; the generator uses 80%% of allocatable" $.prefix $role $shape.allocatable.memory)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.resources.memory" $role) "value" $resources.memory "problem" (printf "does not fit the %v allocatable memory of a %s node (raycluster.gpuShape.allocatable.memory)" $shape.allocatable.memory $shape.name) "fix" (printf "--set raycluster.%s.resources.memory=<at most %v>; the generator uses 80%% of allocatable" $role $shape.allocatable.memory)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/* The head Service and the dashboard Ingress: exposure needs an explicit choice and an access control. */}}
 {{- define "raycluster.rules.exposure" -}}
-{{- $p := .prefix -}}
 {{- $head := .Values.head -}}
 {{- if and (ne $head.serviceType "ClusterIP") (not $head.allowUnauthenticatedService) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%shead.serviceType" $p) "value" $head.serviceType "problem" "publishes the Ray dashboard and client ports, which run any code they are sent, outside the cluster without an access control" "fix" (printf "keep ClusterIP and expose the dashboard through %singress with an access control, or accept the risk with --set %shead.allowUnauthenticatedService=true" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.head.serviceType" "value" $head.serviceType "problem" "publishes the Ray dashboard and client ports, which run any code they are sent, outside the cluster without an access control" "fix" "keep ClusterIP and expose the dashboard through raycluster.ingress with an access control, or accept the risk with --set raycluster.head.allowUnauthenticatedService=true") -}}
 {{- end -}}
 {{- $ingress := .Values.ingress -}}
 {{- if $ingress.enabled -}}
 {{- $access := $ingress.accessControl -}}
 {{- range $access.sourceRanges -}}
 {{- if hasSuffix "/0" . -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%singress.accessControl.sourceRanges" $p) "value" . "problem" "admits every address: it is not an access control" "fix" (printf "name the clients' networks, e.g. --set %singress.accessControl.sourceRanges={10.0.0.0/8}" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.ingress.accessControl.sourceRanges" "value" . "problem" "admits every address: it is not an access control" "fix" "name the clients' networks, e.g. --set raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}") -}}
 {{- end -}}
 {{- end -}}
 {{- $chartAnnotations := include "raycluster.ingressAnnotations" (dict "Values" .Values) | fromJson -}}
 {{- range $key, $_ := $ingress.annotations -}}
 {{- if or (hasKey $chartAnnotations $key) (has $key (list "nginx.ingress.kubernetes.io/whitelist-source-range" "nginx.ingress.kubernetes.io/satisfy" "nginx.ingress.kubernetes.io/auth-type" "nginx.ingress.kubernetes.io/auth-secret" "nginx.ingress.kubernetes.io/auth-url")) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%singress.annotations.%s" $p $key) "value" (get $ingress.annotations $key) "problem" "would replace the access control the chart sets from ingress.accessControl" "fix" (printf "remove it and set %singress.accessControl (sourceRanges, basicAuthSecret), or enforce access outside the chart with --set %singress.accessControl.enforcedExternally=true" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.ingress.annotations.%s" $key) "value" (get $ingress.annotations $key) "problem" "would replace the access control the chart sets from ingress.accessControl" "fix" "remove it and set raycluster.ingress.accessControl (sourceRanges, basicAuthSecret), or enforce access outside the chart with --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
 {{- end -}}
 {{- end -}}
 {{- if and (ne $ingress.provider "nginx") (or $access.sourceRanges $access.basicAuthSecret) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%singress.accessControl" $p) "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" (printf "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set %singress.accessControl.enforcedExternally=true" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.accessControl" "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
 {{- else if not (or (without $access.sourceRanges "0.0.0.0/0" "::/0") $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%singress.enabled" $p) "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" (printf "set %singress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set %singress.accessControl.enforcedExternally=true, or accept the risk with --set %singress.allowUnauthenticated=true" $p $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
 {{- else if and .Values.networkPolicy.enabled (not .Values.networkPolicy.dashboardFrom) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%snetworkPolicy.dashboardFrom" $p) "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" (printf "name the ingress controller's peers, e.g. --set-json '%snetworkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]' (an ipBlock of the load balancer's subnet for an ALB), or accept it with --set %snetworkPolicy.dashboardFromAnywhere=true" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" "name the ingress controller's peers, e.g. --set-json 'raycluster.networkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]' (an ipBlock of the load balancer's subnet for an ALB), or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/* The TensorBoard path needs TensorBoard and the dashboard Ingress; an OTLP endpoint needs the hook. */}}
 {{- define "raycluster.rules.observability" -}}
-{{- $p := .prefix -}}
 {{- $path := .Values.global.tensorboard.ingressPath -}}
 {{- if $path -}}
 {{- if not .Values.global.tensorboard.enabled -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard, which is off" "fix" "--set global.tensorboard.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
 {{- else if not .Values.ingress.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is a path on the dashboard Ingress, which is off" "fix" (printf "--set %singress.enabled=true (with an access control), or --set global.tensorboard.ingressPath=''" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is a path on the dashboard Ingress, which is off" "fix" "--set raycluster.ingress.enabled=true (with an access control), or --set global.tensorboard.ingressPath=''") -}}
 {{- else if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" (printf "is the Ray dashboard's own path (%singress.path)" $p) "fix" "use another path, e.g. --set global.tensorboard.ingressPath=/tensorboard") -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is the Ray dashboard's own path (raycluster.ingress.path)" "fix" "use another path, e.g. --set global.tensorboard.ingressPath=/tensorboard") -}}
 {{- end -}}
 {{- end -}}
 {{- $hook := .Values.tracing.startupHook -}}
 {{- if and $hook.otlpEndpoint (not $hook.enabled) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%stracing.startupHook.otlpEndpoint" $p) "value" $hook.otlpEndpoint "problem" "is used only by the tracing startup hook, which is off" "fix" (printf "--set %stracing.startupHook.enabled=true, or --set %stracing.startupHook.otlpEndpoint=''" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.tracing.startupHook.otlpEndpoint" "value" $hook.otlpEndpoint "problem" "is used only by the tracing startup hook, which is off" "fix" "--set raycluster.tracing.startupHook.enabled=true, or --set raycluster.tracing.startupHook.otlpEndpoint=''") -}}
 {{- end -}}
 {{- end -}}
 
 {{/* The Ray pods' environment: credentials only from Secrets, and the chart's PYTHONPATH (image code, tracing hook) kept. */}}
 {{- define "raycluster.rules.env" -}}
-{{- $p := .prefix -}}
 {{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
 {{- range $index, $item := $items -}}
-{{- $field := printf "%s%s[%d]" $p $list $index -}}
+{{- $field := printf "raycluster.%s[%d]" $list $index -}}
 {{- if and (include "verl-ppo.looksLikeCredential" $item.name) (hasKey $item "value") -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set %sextraSecretEnv.%s.secretName=<name> --set %sextraSecretEnv.%s.key=value (or %scredentials.wandb / .huggingface)" $p $item.name $p $item.name $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (or raycluster.credentials.wandb / .huggingface)" $item.name $item.name)) -}}
 {{- end -}}
 {{- if eq $item.name "PYTHONPATH" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "would replace the chart's PYTHONPATH (the image's veRL code and the tracing hook)" "fix" (printf "--set %spythonPath=<your directories, colon-separated> instead" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "would replace the chart's PYTHONPATH (the image's veRL code and the tracing hook)" "fix" "--set raycluster.pythonPath=<your directories, colon-separated> instead") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -108,19 +102,18 @@
 {{/* Kueue's own refusals of a queued RayCluster or RayJob, and a release larger than its ClusterQueue's whole GPU
      quota (read from the cluster with lookup on install and upgrade; helm template has no cluster and skips it). */}}
 {{- define "raycluster.rules.queue" -}}
-{{- $p := .prefix -}}
 {{- $q := .Values.queue -}}
 {{- if and $q.workloadPriorityClass (not $q.kueue) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%squeue.workloadPriorityClass" $p) "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" (printf "--set %squeue.kueue=<LocalQueue>, or --set %squeue.workloadPriorityClass=''" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.workloadPriorityClass" "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" "--set raycluster.queue.kueue=<LocalQueue>, or --set raycluster.queue.workloadPriorityClass=''") -}}
 {{- end -}}
 {{- with $q.kueue -}}
 {{- if $.Values.worker.autoscaling.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.autoscaling.enabled" $p) "value" true "problem" "is refused by Kueue for a queued cluster (unless its workload slicing is on): it admits a fixed size" "fix" (printf "--set %sworker.autoscaling.enabled=false, or --set %squeue.kueue=''" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" "is refused by Kueue for a queued cluster (unless its workload slicing is on): it admits a fixed size" "fix" "--set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''") -}}
 {{- end -}}
 {{- if eq $.Values.worker.groupName "head" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%sworker.groupName" $p) "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" (printf "--set %sworker.groupName=workergroup" $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.groupName" "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" "--set raycluster.worker.groupName=workergroup") -}}
 {{- end -}}
-{{- include "raycluster.rules.queueQuota" (dict "state" $.state "prefix" $p "Values" $.Values "Release" $.Release "queue" .) -}}
+{{- include "raycluster.rules.queueQuota" (dict "state" $.state "Values" $.Values "Release" $.Release "queue" .) -}}
 {{- end -}}
 {{- end -}}
 
@@ -133,7 +126,7 @@
 {{- $quota := include "raycluster.queueGpuQuota" (dict "clusterQueue" $clusterQueue "resource" $.Values.global.gpu.resourceName) | int -}}
 {{- $gpus := include "verl-ppo.totalGpus" $ | int -}}
 {{- if gt $gpus $quota -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%squeue.kueue" $.prefix) "value" $.queue "problem" (printf "leads to ClusterQueue %s, whose whole quota is %d %s: this release needs %d (global.gpu.nodes x global.gpu.perNode), so Kueue would never admit it and it would wait forever" $clusterQueue.metadata.name $quota $.Values.global.gpu.resourceName $gpus) "fix" (printf "fit the quota (e.g. fewer global.gpu.nodes), ask for a larger quota, or name another LocalQueue: --set %squeue.kueue=<LocalQueue>" $.prefix)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" $.queue "problem" (printf "leads to ClusterQueue %s, whose whole quota is %d %s: this release needs %d (global.gpu.nodes x global.gpu.perNode), so Kueue would never admit it and it would wait forever" $clusterQueue.metadata.name $quota $.Values.global.gpu.resourceName $gpus) "fix" "fit the quota (e.g. fewer global.gpu.nodes), ask for a larger quota, or name another LocalQueue: --set raycluster.queue.kueue=<LocalQueue>") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -154,14 +147,13 @@
 
 {{/* GCS fault tolerance needs its Redis, and the Redis password comes only from a Secret (never the ray start line). */}}
 {{- define "raycluster.rules.gcsFaultTolerance" -}}
-{{- $p := .prefix -}}
 {{- $ft := .Values.gcsFaultTolerance -}}
 {{- if and $ft.enabled (not $ft.redisAddress) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%sgcsFaultTolerance.redisAddress" $p) "value" "" "problem" "is empty: GCS fault tolerance keeps the cluster's state in an external Redis" "fix" (printf "--set %sgcsFaultTolerance.redisAddress=<host:port of your Redis>, or --set %sgcsFaultTolerance.enabled=false" $p $p)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.gcsFaultTolerance.redisAddress" "value" "" "problem" "is empty: GCS fault tolerance keeps the cluster's state in an external Redis" "fix" "--set raycluster.gcsFaultTolerance.redisAddress=<host:port of your Redis>, or --set raycluster.gcsFaultTolerance.enabled=false") -}}
 {{- end -}}
 {{- range $role := list "head" "worker" -}}
 {{- if hasKey ((get $.Values $role).rayStartParams | default dict) "redis-password" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s%s.rayStartParams.redis-password" $p $role) "value" "<hidden>" "problem" "puts the Redis password on the ray start line, in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=password=...; then --set %sgcsFaultTolerance.passwordSecret.secretName=<name> and remove %s%s.rayStartParams.redis-password" $p $p $role)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.rayStartParams.redis-password" $role) "value" "<hidden>" "problem" "puts the Redis password on the ray start line, in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=password=...; then --set raycluster.gcsFaultTolerance.passwordSecret.secretName=<name> and remove raycluster.%s.rayStartParams.redis-password" $role)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

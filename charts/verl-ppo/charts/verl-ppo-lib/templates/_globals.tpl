@@ -1,6 +1,6 @@
 {{/*
-Release-wide figures, each derived once from `global` (the umbrella's, or a subchart's own copy of its
-defaults when the subchart is installed alone). Call with any chart context (needs .Values.global).
+Release-wide figures, each derived once from `global` (the umbrella's; Helm copies it into each component's
+values). Call with any chart context (needs .Values.global).
 */}}
 
 {{/* GPUs of one training node (veRL trainer.n_gpus_per_node); every Ray training pod takes them all. */}}

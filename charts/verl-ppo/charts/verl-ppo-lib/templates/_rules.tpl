@@ -1,47 +1,34 @@
 {{/*
-The rulebook's entry point: first the values schema (verl-ppo.schemaRules: types, keys and each value's
-constraints, one failure listing every broken one), then every rule that relates two or more values
-(they assume well-typed values), checked at once, one failure listing each broken rule with the field,
-its value, why, and the fix (Bitnami's validateValues habit).
+The rulebook's entry point: every rule that relates two or more values, checked at once, one failure
+listing each broken rule with the field, its value, why, and the fix (Bitnami's validateValues habit).
+The rules assume well-typed values: Helm checks them against values.schema.json before any template.
 
-Every chart calls it from templates/validate.yaml. Under the umbrella chart only the umbrella's call
-runs (it sees every component's values); a subchart installed alone checks its own component and the
-release-wide rules. Each component's rules are `<component>.rules` in that component's _rules.tpl;
-they get (dict "Values" <its values, with global> "Release" "Capabilities" "Files" <its chart's> "prefix" "state"
-"present"),
-name fields as prefix + their path, and report through verl-ppo.rule.
+The umbrella's templates/validate.yaml calls it with the umbrella's context: it sees every component's
+values. Each component's rules are `<component>.rules` in that component's _rules.tpl; they get
+(dict "Values" <its section, with global> "Release" "Capabilities" "Files" <its chart's> "state"
+"present"), name fields by
+their path in the umbrella's values (ppo-job.data.trainBatchSize) and report through verl-ppo.rule.
 */}}
 {{- define "verl-ppo.validate" -}}
-{{- if not (hasPrefix "verl-ppo/charts/" .Template.BasePath) -}}
-{{- $umbrella := eq .Chart.Name "verl-ppo" -}}
 {{- $present := dict -}}
-{{- if $umbrella -}}
 {{- range $name := list "storage" "raycluster" "ppo-job" "observability" -}}
 {{- $section := index $.Values $name -}}
 {{- if $section.enabled -}}
 {{- $_ := set $present $name (set (deepCopy $section) "global" $.Values.global) -}}
 {{- end -}}
 {{- end -}}
-{{- else -}}
-{{- $_ := set $present .Chart.Name .Values -}}
-{{- end -}}
-{{- $schema := dict "findings" list -}}
-{{- include "verl-ppo.schemaRules" (dict "Values" .Values "chart" .Chart.Name "umbrella" $umbrella "state" $schema) -}}
-{{- include "verl-ppo.failure" (dict "findings" $schema.findings "chart" .Chart.Name "what" "outside the values schema") -}}
 {{- $state := dict "findings" list -}}
-{{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present "umbrella" $umbrella) -}}
+{{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present) -}}
 {{- range $name, $values := $present -}}
-{{- $component := ternary (index $.Subcharts $name) $ $umbrella -}}
-{{- include (printf "%s.rules" $name) (dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "Files" $component.Files "prefix" (ternary (printf "%s." $name) "" $umbrella) "state" $state "present" $present) -}}
+{{- include (printf "%s.rules" $name) (dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "Files" (index $.Subcharts $name).Files "state" $state "present" $present) -}}
 {{- end -}}
-{{- include "verl-ppo.failure" (dict "findings" $state.findings "chart" .Chart.Name "what" "to fix") -}}
-{{- end -}}
+{{- include "verl-ppo.failure" (dict "findings" $state.findings "chart" .Chart.Name) -}}
 {{- end -}}
 
-{{/* The one failure: (dict "findings" "chart" "what"), each finding a line `  - field=value: why. Fix: how`. */}}
+{{/* The one failure: (dict "findings" "chart"), each finding a line `  - field=value: why. Fix: how`. */}}
 {{- define "verl-ppo.failure" -}}
 {{- with .findings -}}
-{{- $lines := list (printf "%s: %d value(s) %s (each line: field=value: why. Fix: how):" $.chart (len .) $.what) -}}
+{{- $lines := list (printf "%s: %d value(s) to fix (each line: field=value: why. Fix: how):" $.chart (len .)) -}}
 {{- range . -}}
 {{- $lines = append $lines (printf "  - %s=%s: %s. Fix: %s" .field (ternary "\"\"" (toString .value) (eq (toString .value) "")) .problem .fix) -}}
 {{- end -}}
@@ -73,11 +60,11 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- $existing := $global.storage.existingClaim -}}
 {{- $creates := hasKey .present "storage" -}}
 {{- if and $creates $existing -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" $existing "problem" "is set while the storage component would create a second claim" "fix" (ternary "--set storage.enabled=false to mount the existing claim, or --set global.storage.existingClaim=''" "install the storage chart only to create a claim: leave global.storage.existingClaim empty" .umbrella)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" $existing "problem" "is set while the storage component would create a second claim" "fix" "--set storage.enabled=false to mount the existing claim, or --set global.storage.existingClaim=''") -}}
 {{- end -}}
 {{- $mounts := or (hasKey .present "raycluster") (hasKey .present "ppo-job") (and (hasKey .present "observability") $global.tensorboard.enabled) -}}
 {{- if and (not $creates) (not $existing) $mounts -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" "" "problem" (ternary "is empty with storage.enabled=false: the pods need a ReadWriteMany claim" "is empty: a component installed without the storage component mounts an existing ReadWriteMany claim" .umbrella) "fix" "--set global.storage.existingClaim=<claim>") -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" "" "problem" "is empty with storage.enabled=false: the pods need a ReadWriteMany claim" "fix" "--set global.storage.existingClaim=<claim>") -}}
 {{- end -}}
 {{- $job := get .present "ppo-job" -}}
 {{- $ray := get .present "raycluster" -}}
@@ -90,12 +77,12 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
 {{- end -}}
 {{- end -}}
-{{- if and .umbrella $job (not $ray) (not $job.dashboardURL) -}}
+{{- if and $job (not $ray) (not $job.dashboardURL) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" "" "problem" "is empty: the run would go to this release's RayCluster, which raycluster.enabled=false does not create" "fix" "--set ppo-job.dashboardURL=http://<head service>.<namespace>.svc:8265 (the Ray cluster to run on), or --set raycluster.enabled=true") -}}
 {{- end -}}
 {{- include "verl-ppo.rules.rayJobMode" . -}}
 {{- $path := $global.tensorboard.ingressPath -}}
-{{- if and $path .umbrella (not (hasKey .present "observability")) -}}
+{{- if and $path (not (hasKey .present "observability")) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard's Service, which observability.enabled=false does not create" "fix" "--set observability.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
 {{- end -}}
 {{- end -}}
@@ -107,9 +94,7 @@ name fields as prefix + their path, and report through verl-ppo.rule.
 {{- range $name := list "raycluster" "ppo-job" -}}
 {{- if not (hasKey $.present $name) }}{{ $missing = append $missing $name }}{{ end -}}
 {{- end -}}
-{{- if not .umbrella -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.mode" "value" "RayJob" "problem" "needs the umbrella chart: its RayJob embeds the raycluster component's cluster spec and the ppo-job component's submitter" "fix" "install charts/verl-ppo with --set global.mode=RayJob, or keep --set global.mode=RayCluster here") -}}
-{{- else if $missing -}}
+{{- if $missing -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.mode" "value" "RayJob" "problem" (printf "needs both the raycluster and the ppo-job components; %s is disabled" (join " and " $missing)) "fix" (printf "--set %s.enabled=true, or --set global.mode=RayCluster" (first $missing))) -}}
 {{- else -}}
 {{- $queue := (get .present "raycluster").queue.kueue -}}

@@ -1,0 +1,7 @@
+{{/* The first line of every component's template: a component renders only inside the verl-ppo chart,
+     which gives it `global` and checks the release's rules. Installed alone it stops here, in one sentence. */}}
+{{- define "verl-ppo.component" -}}
+{{- if not (contains "verl-ppo/charts/" .Template.BasePath) -}}
+{{- fail (printf "%s is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone: install charts/verl-ppo and switch off the components you do not need (e.g. --set raycluster.enabled=false); its README shows each use" .Chart.Name) -}}
+{{- end -}}
+{{- end -}}
