@@ -190,7 +190,7 @@ add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checko
 # shellcheck source=build-localcluster.sh
 source "$root/lab/scripts/build-localcluster.sh"
 # shellcheck source=build-release-tools.sh
-source "$root/scripts/build-release-tools.sh"
+source "$root/lab/scripts/build-release-tools.sh"
 select_steps "$@"
 run_steps
 echo "setup: tools ready under $cache; Python: $venv_python"
