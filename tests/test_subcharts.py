@@ -55,6 +55,7 @@ def test_every_component_has_a_use_in_its_readme():
     for name, use in COMPONENT_USES.items():
         assert f"helm install verl-ppo charts/verl-ppo {use.sets}\n" in (paths.subchart_dir(name) / "README.md").read_text()
         assert f"`{use.sets}`" in (paths.CHART / "README.md").read_text()
+        assert f"`{use.sets}`" in paths.README.read_text(), f"README.md's Components table lacks {name}'s use"
 
 
 def test_observability_only_selects_the_named_cluster(helm):
