@@ -67,7 +67,7 @@ def component_lint(chart: Path) -> subprocess.CompletedProcess:
                             capture_output=True, text=True, timeout=120)
     if yamale.returncode:
         return yamale
-    return subprocess.run([str(tools / "yamllint"), "--config-file", str(paths.ROOT / "lintconf.yaml"),
+    return subprocess.run([str(tools / "yamllint"), "--config-file", str(paths.ROOT / "lab" / "lintconf.yaml"),
                            str(chart / "Chart.yaml"), str(chart / "values.yaml")], capture_output=True, text=True, timeout=120)
 
 
