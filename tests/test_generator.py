@@ -21,7 +21,7 @@ from generator import sizing
 from generator.algorithms import algorithms
 from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations, write
 from generator import schema
-from generator.schema import chart_schemas
+from generator.schema import chart_schemas, values_schema
 from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
 from generator.valuesdoc import readmes
@@ -341,6 +341,13 @@ def test_the_generator_reads_the_charts_algorithm_table():
     assert set(ALGORITHMS) == {"ppo", "grpo", "rloo", "reinforce++", "dapo"}
     assert [name for name, algorithm in ALGORITHMS.items() if algorithm.critic] == ["ppo"]
     assert ALGORITHMS["grpo"].responses_per_prompt == 5 and not ALGORITHMS["dapo"].reference
+
+
+def test_the_schema_offers_the_algorithm_tables_names_and_versions():
+    """The schema's enums repeat the table's keys and versions (a JSON schema cannot read the table): held equal."""
+    job = values_schema()["properties"]["ppo-job"]["properties"]
+    assert job["algorithm"]["properties"]["name"]["enum"] == list(ALGORITHMS)
+    assert set(job["verlVersion"]["enum"]) == {version for algorithm in ALGORITHMS.values() for version in algorithm.versions}
 
 
 def test_n_responses_fill_the_rollout_and_the_critics_memory_makes_room():
