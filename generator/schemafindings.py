@@ -62,8 +62,13 @@ def _listed(items: list[Any]) -> str:
     return ", ".join(shown(item) for item in items)
 
 
+# A component's section holds what Helm hands every subchart (`global`, the library's section): not settings to
+# suggest there.
+_HELM_SECTION = {"$ref": "#/definitions/helmGlobal"}
+
+
 def _known_keys(node: dict[str, Any]) -> str:
-    return _listed(sorted(node.get("properties", {})))
+    return _listed(sorted(key for key, child in node.get("properties", {}).items() if child != _HELM_SECTION))
 
 
 class Wording:

@@ -716,6 +716,10 @@ def test_check_findings_name_the_field_with_its_fix_and_shorten_long_values():
     assert sixty_one.startswith(f"global.fullnameOverride={'a' * 57}...: ")
     (top,) = findings(sets=("foo=1",))
     assert top.startswith("foo=1: is not a setting here. Fix: ") and "ppo-job" in top
+    # A component's suggestions are its settings, not the sections Helm hands it (global, the library's).
+    (component,) = findings(sets=("raycluster.foo=1",))
+    suggested = component.split("correct its spelling to one of ", 1)[1].split(", ")
+    assert "head" in suggested and "global" not in suggested and "verl-ppo-lib" not in suggested, component
 
 
 def test_check_findings_of_a_helm_error_that_is_no_rule_keep_helms_text():
