@@ -109,7 +109,7 @@ def chart_readme(chart: Path) -> str:
         for name in paths.SUBCHARTS:
             component = parameters((paths.subchart_dir(name) / "values.yaml").read_text(), f"{name}.")
             at = max(i for i, param in enumerate(own) if param.section in ("global", name)) + 1
-            own[at:at] = [param for param in component if not param.path.startswith(f"{name}.global.")]
+            own[at:at] = component
     return _environment.get_template("chart-readme.md.j2").render(
         chart=meta, umbrella=is_umbrella, sections=sections(own), components=paths.SUBCHARTS, uses=COMPONENT_USES)
 
