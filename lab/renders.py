@@ -1,20 +1,19 @@
 """Every values file and ci scenario rendered, one file each, to compare two revisions of the chart.
 
-`python -m lab.renders OUT [--chart DIR] [--helm PATH]` writes OUT/<values or ci>/<name>.yaml with what
+`python -m lab.renders OUT [--chart DIR]` writes OUT/<values or ci>/<name>.yaml with what
 `helm template` renders (as on a cluster serving the Prometheus operator's API, so PodMonitors render too),
-or the error Helm printed. A refactoring that must not change the release diffs two such folders:
-`diff -r before after`.
+or the error Helm printed; the Helm is the one `generator check` finds ($HELM, PATH, the cache). A
+refactoring that must not change the release diffs two such folders: `diff -r before after`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 from pathlib import Path
 
-from generator.paths import CHART, VALUES_DIR, tool_cache
+from generator.helm import HelmInputs, helm_binary, template
+from generator.paths import CHART, VALUES_DIR
 
 API_VERSIONS = ("monitoring.coreos.com/v1/PodMonitor",)
 
@@ -29,13 +28,9 @@ def scenarios(chart: Path) -> dict[str, list[Path]]:
     return named
 
 
-def render(helm: Path, chart: Path, files: list[Path]) -> str:
-    command = [str(helm), "template", "verl-ppo", str(chart), "--namespace", "default"]
-    for api in API_VERSIONS:
-        command += ["--api-versions", api]
-    for path in files:
-        command += ["-f", str(path)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+def render(chart: Path, files: list[Path]) -> str:
+    api_versions = [argument for api in API_VERSIONS for argument in ("--api-versions", api)]
+    result = template(chart, HelmInputs(files=tuple(files)), *api_versions)
     return result.stdout if result.returncode == 0 else f"# helm failed ({result.returncode})\n{result.stderr}"
 
 
@@ -43,13 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.renders", description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--chart", type=Path, default=CHART, help="chart directory (another checkout's, say)")
-    parser.add_argument("--helm", type=Path, default=Path(os.environ.get("HELM") or tool_cache() / "bin" / "helm4"))
     args = parser.parse_args(argv)
     for name, files in scenarios(args.chart).items():
         target = args.out / f"{name}.yaml"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render(args.helm, args.chart, files))
-    print(f"{len(scenarios(args.chart))} renderings in {args.out} (chart {args.chart}, {args.helm})")
+        target.write_text(render(args.chart, files))
+    print(f"{len(scenarios(args.chart))} renderings in {args.out} (chart {args.chart}, {helm_binary()})")
     return 0
 
 
