@@ -6,7 +6,7 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 # in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
 HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-two-node
+.PHONY: help setup setup-fast test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -121,11 +121,19 @@ gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in par
 	PYTHON=$(PYTHON) GPU_PROFILE=$(if $(VLLM),vllm,hf) bash lab/gpu/wheels.sh
 	HELM=$(HELM) $(PYTHON) lab/gpu/render_jobs.py --gpus $(GPU_COUNTS) --nodes $(GPU_NODES)
 
+# One veRL 0.9.1 run of the 0.5B shape fills most of a 10-minute command: GPU_RUNS=vllm-seed, then
+# GPU_RUNS=vllm-generated (and again, alternating); lab/gpu/report.py puts the results together.
+GPU_RUNS ?=
+GPU_TIMEOUT ?= 540
+
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
-gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model
-	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench
+gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model (GPU_RUNS=one of them)
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench --timeout $(GPU_TIMEOUT) --drop-checkpoints $(if $(GPU_RUNS),--runs $(GPU_RUNS))
+
+gpu-grpo:  ## (GPU machine, VLLM=1) the chart's GRPO render (n=5) of the H200 profile, 0.5B shape: 3 steps and a checkpoint
+	bash lab/gpu/run.sh vllm-grpo --timeout $(GPU_TIMEOUT)
 
 gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node

@@ -25,6 +25,16 @@ class GpuShape:
     rdma: bool
     documented: bool
     source: str
+    vendor_guide: bool = False  # keeps the chart's defaults: the guide's veRL on the guide's image
+
+
+@dataclass(frozen=True)
+class VerlRelease:
+    """The veRL release the node types' values run, and the image veRL publishes for it."""
+
+    version: str
+    image_repository: str
+    image_tag: str
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,7 @@ class ModelProfile:
 class Catalog:
     shapes: dict[str, GpuShape]
     models: dict[str, ModelProfile]
+    verl: VerlRelease
 
 
 def load_catalog(path: Path = paths.CATALOG) -> Catalog:
@@ -58,6 +69,7 @@ def load_catalog(path: Path = paths.CATALOG) -> Catalog:
             rdma=entry["rdma"],
             documented=entry["documented"],
             source=" ".join(entry["source"].split()),
+            vendor_guide=entry.get("vendorGuide", False),
         )
         for entry in data["shapes"]
     }
@@ -65,4 +77,6 @@ def load_catalog(path: Path = paths.CATALOG) -> Catalog:
         entry["name"]: ModelProfile(entry["name"], entry["path"], entry["paramsBillion"])
         for entry in data["models"]
     }
-    return Catalog(shapes, models)
+    release = data["verl"]
+    verl = VerlRelease(str(release["version"]), release["image"]["repository"], release["image"]["tag"])
+    return Catalog(shapes, models, verl)

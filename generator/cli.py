@@ -20,7 +20,7 @@ from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.chartvalues import chart_values
 from generator.helm import HelmInputs, HelmMissing
-from generator.render import platform_overlays, render_shape, run_for, values_file_name, write
+from generator.render import platform_overlays, render_shape, run_for, values_file_name, verl_version_for, write
 from generator.schema import chart_schemas
 from generator.sizing import RESOURCE_SHARE, size
 from generator.summary import summarize
@@ -35,23 +35,21 @@ def chosen_algorithm(name: str) -> Algorithm | None:
     return known[name]
 
 
-def verl_version_for(algorithm: Algorithm) -> str:
-    """The veRL version a values file must name: none while the chart's default has the algorithm."""
-    default = str(chart_values()["ppo-job"]["verlVersion"])
-    return "" if default in algorithm.versions else algorithm.versions[-1]
-
-
 def cmd_shapes(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
     algorithm = chosen_algorithm(args.algorithm)
     if algorithm is None:
         return 2
-    print(f"{'shape':<14} {'GPU':<26} {'GiB':>4} {'GPUs':>4} {'nodes':>5} {'TP':>3} {'micro':>5} {'rollout':>7}  figures")
+    print(f"{'shape':<14} {'GPU':<26} {'GiB':>4} {'GPUs':>4} {'nodes':>5} {'veRL':>11} {'TP':>3} {'micro':>5} "
+          f"{'tokens':>6} {'ckpt':>4} {'rollout':>7}  figures")
     for shape in catalog.shapes.values():
-        sizing = size(shape, model, run_for(algorithm, shape.default_nodes))
+        version = verl_version_for(catalog.verl, shape, algorithm)
+        sizing = size(shape, model, run_for(algorithm, shape.default_nodes, verl_version=version))
+        tokens = sizing.train_token_budget if sizing.dynamic_batching else "-"
         print(f"{shape.name:<14} {shape.gpu_model[:26]:<26} {shape.gpu_memory_gib:>4g} {shape.gpus_per_node:>4} "
-              f"{shape.default_nodes:>5} {sizing.tensor_parallel:>3} {sizing.micro_batch:>5} "
+              f"{shape.default_nodes:>5} {version:>11} {sizing.tensor_parallel:>3} {sizing.micro_batch:>5} "
+              f"{tokens:>6} {'on' if sizing.gradient_checkpointing else 'off':>4} "
               f"{sizing.rollout_memory_fraction:>7}  {'vendor' if shape.documented else 'estimated'}")
     return 0
 
@@ -62,7 +60,6 @@ def cmd_render(args: argparse.Namespace) -> int:
     algorithm = chosen_algorithm(args.algorithm)
     if algorithm is None:
         return 2
-    verl_version = verl_version_for(algorithm)
     names = args.shape or list(catalog.shapes)
     outputs = {}
     for name in names:
@@ -70,8 +67,9 @@ def cmd_render(args: argparse.Namespace) -> int:
             print(f"unknown shape {name!r}; known: {', '.join(catalog.shapes)}", file=sys.stderr)
             return 2
         shape = catalog.shapes[name]
-        run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share)
-        outputs[args.output / values_file_name(shape, algorithm)] = render_shape(shape, model, run, algorithm, verl_version)
+        run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share,
+                      verl_version_for(catalog.verl, shape, algorithm))
+        outputs[args.output / values_file_name(shape, algorithm)] = render_shape(shape, model, run, algorithm, catalog.verl)
     for file_name, text in platform_overlays().items():
         outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():

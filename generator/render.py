@@ -8,7 +8,8 @@ import jinja2
 
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
-from generator.catalog import GpuShape, ModelProfile
+from generator.catalog import GpuShape, ModelProfile, VerlRelease
+from generator.chartvalues import chart_values
 from generator.sizing import RESOURCE_SHARE, RunShape, size
 
 # GPU node pools are commonly tainted with the GPU resource name; tolerating an absent taint is harmless.
@@ -31,11 +32,22 @@ def tolerations(shape: GpuShape) -> list[dict[str, str]]:
     return [GPU_TOLERATION] + [t for t in from_taints if t["key"] != GPU_TOLERATION["key"]]
 
 
+def default_verl_version() -> str:
+    return str(chart_values()["ppo-job"]["verlVersion"])
+
+
+def verl_version_for(release: VerlRelease, shape: GpuShape, algorithm: Algorithm) -> str:
+    """The veRL a node type's values run: the catalog's release, or the chart's default for the vendor guide's
+    shape; the newest that has the algorithm where that one has not."""
+    version = default_verl_version() if shape.vendor_guide else release.version
+    return version if version in algorithm.versions else algorithm.versions[-1]
+
+
 def run_for(algorithm: Algorithm, nodes: int, responses_per_prompt: int | None = None,
-            resource_share: float = RESOURCE_SHARE) -> RunShape:
+            resource_share: float = RESOURCE_SHARE, verl_version: str = "") -> RunShape:
     """The run an algorithm makes: its rollout.n unless one is given, and whether it trains a critic."""
     return RunShape(nodes=nodes, responses_per_prompt=responses_per_prompt or algorithm.responses_per_prompt,
-                    critic=algorithm.critic, resource_share=resource_share)
+                    critic=algorithm.critic, resource_share=resource_share, verl_version=verl_version)
 
 
 def values_file_name(shape: GpuShape, algorithm: Algorithm) -> str:
@@ -44,13 +56,15 @@ def values_file_name(shape: GpuShape, algorithm: Algorithm) -> str:
 
 
 def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm: Algorithm | None = None,
-                 verl_version: str = "") -> str:
-    """Values for PPO unless another algorithm is given; verl_version is written when the algorithm needs
-    one that is not the chart's default."""
+                 release: VerlRelease | None = None) -> str:
+    """Values for PPO unless another algorithm is given. The run's veRL version is written where it is not the
+    chart's default, with the release's image where it is that release's."""
     algorithm = algorithm or algorithms()["ppo"]
+    version = run.verl_version if run.verl_version != default_verl_version() else ""
+    image = release if release and version and version == release.version else None
     return _environment.get_template("shape-values.yaml.j2").render(
         shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape),
-        algorithm=algorithm, verl_version=verl_version,
+        algorithm=algorithm, verl_version=version, image=image,
     )
 
 

@@ -2,6 +2,9 @@
 
 The rules are anchored on the vendor guide, which ran Qwen2.5-0.5B with micro batches 4 / 8 / 4 and a
 rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give back exactly its numbers.
+For veRL 0.9.1 the training phases are sized in tokens instead (token_budgets): dynamic batching with
+per-GPU token budgets from the GPU's memory, and gradient checkpointing only where memory is short; each
+of those rules carries its measurement on one H200 (docs/sizing.md).
 Critic-free algorithms (GRPO, RLOO, REINFORCE++, DAPO) sample n responses per prompt: every batch rule
 and the rollout's KV cache count samples (prompts x n), and the critic's GPU memory is room the rollout
 may take (critic_free_share).
@@ -41,6 +44,7 @@ class RunShape:
     max_prompt_length: int = 512
     max_response_length: int = 256
     resource_share: float = RESOURCE_SHARE
+    verl_version: str = ""  # the version the values run; token budgets only where it has them measured
 
     @property
     def sequence_length(self) -> int:
@@ -59,8 +63,10 @@ class Sizing:
     log_prob_micro_batch: int
     ref_log_prob_micro_batch: int
     critic_micro_batch: int
-    actor_token_budget: int
-    critic_token_budget: int
+    dynamic_batching: bool
+    gradient_checkpointing: bool
+    train_token_budget: int
+    forward_token_budget: int
     param_offload: bool
     optimizer_offload: bool
 
@@ -188,11 +194,58 @@ def offload(shape: GpuShape, model: ModelProfile, total_gpus: int) -> tuple[bool
     return share > 0.5, share > 1 / 3
 
 
-def token_budget(micro: int, run: RunShape) -> tuple[int, int]:
-    """Dynamic batching budgets: twice the tokens of a fixed micro batch for the actor (packing
-    fills the padding), twice that for the critic (forward of values only)."""
-    actor = 1 << (2 * micro * run.sequence_length - 1).bit_length()
-    return actor, 2 * actor
+# Token budgets (veRL 0.9.1), measured on one H200 with a Qwen2.5-0.5B-shaped model (docs/sizing.md):
+# - the actor's activations per token of a training micro batch, logits over the 151,936-token vocabulary
+#   included: 2.98 MiB without gradient checkpointing, 1.54 MiB with it (peaks at 2,128, 8,512 and 17,024
+#   tokens: 10.9 / 29.5 / 54.3 GiB without, 7.2 / 16.8 / 29.6 GiB with);
+# - a micro batch is bound by kernel launches up to about 8,000 tokens: without checkpointing 107 ms at both
+#   2,128 and 8,512 tokens, 185 ms at 17,024 (10.9 us a token, 35% MFU); with it 192-234 ms at all three,
+#   its recompute doubling the launches. Past the launch floor, checkpointing only adds work.
+# Other models: a layer's activations grow with width x depth, which across Qwen2.5 grows about as the square
+# root of the parameters (7B: 4.7x the 0.5B's width x depth for 15.5x its parameters, against 3.9x by the
+# root); scaling the whole figure, the vocabulary's share included, by that root errs small.
+DYNAMIC_BATCHING_VERSIONS = ("0.9.1",)
+MEASURED_PARAMS_BILLION = 0.49
+ACTIVATION_MIB_PER_TOKEN = {False: 2.98, True: 1.54}  # by gradient checkpointing
+# The share of a GPU a training micro batch's activations and the model's shard may take: the rest holds
+# vLLM's sleeping engine, the other model's states and the allocator's slack. Measured: a 16,384-token
+# budget on an H200 peaked at 52.7 GiB allocated (37%), 80 GB in nvidia-smi.
+TRAINING_MEMORY_SHARE = 0.4
+# Without checkpointing a budget under this stays at the launch floor: checkpointing's ~2x budget is faster.
+LAUNCH_BOUND_TOKENS = 8192
+# Forward-only passes (old log-probs, reference, values) keep no activations for a backward pass: twice the
+# training budget (measured: 32,768 tokens a GPU on an H200, old_log_prob 69,692 tokens in one step).
+FORWARD_BUDGET_FACTOR = 2
+
+
+@dataclass(frozen=True)
+class TokenBudgets:
+    dynamic_batching: bool
+    gradient_checkpointing: bool
+    train: int  # tokens a GPU in one training micro batch (actor and critic)
+    forward: int  # tokens a GPU in one forward-only micro batch
+
+
+def budget_for(room_gib: float, model: ModelProfile, checkpointing: bool) -> int:
+    """Whole tokens of activations that fit the room, down to a power of two (veRL packs up to the budget)."""
+    per_token_gib = (ACTIVATION_MIB_PER_TOKEN[checkpointing] / 1024
+                     * math.sqrt(model.params_billion / MEASURED_PARAMS_BILLION))
+    return floor_power_of_two(room_gib / per_token_gib) if room_gib > per_token_gib else 0
+
+
+def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, total_gpus: int,
+                  offloads: tuple[bool, bool]) -> TokenBudgets:
+    """Dynamic batching where the veRL version has it measured and one whole sequence fits: micro batches of
+    up to `train` tokens, packed from rows of any length, instead of a fixed row count padded to the
+    longest. Gradient checkpointing off where the budget without it is past the launch floor."""
+    shard_gib = model.params_billion * 1e9 * on_gpu_bytes_per_param(*offloads) / total_gpus / 2**30
+    room_gib = shape.gpu_memory_gib * TRAINING_MEMORY_SHARE - shard_gib
+    without, with_ = budget_for(room_gib, model, False), budget_for(room_gib, model, True)
+    if run.verl_version not in DYNAMIC_BATCHING_VERSIONS or with_ < run.sequence_length:
+        return TokenBudgets(False, True, 0, 0)
+    checkpointing = without < max(LAUNCH_BOUND_TOKENS, run.sequence_length)
+    train = with_ if checkpointing else without
+    return TokenBudgets(True, checkpointing, train, FORWARD_BUDGET_FACTOR * train)
 
 
 def round_up(value: int, unit: int) -> int:
@@ -216,7 +269,7 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     micro = micro_batch(by_memory, run, total_gpus)
     log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
     param_offload, optimizer_offload = offload(shape, model, total_gpus)
-    actor_tokens, critic_tokens = token_budget(micro, run)
+    budgets = token_budgets(shape, model, run, total_gpus, (param_offload, optimizer_offload))
     tp = tensor_parallel(shape, model)
     room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
     return Sizing(
@@ -230,8 +283,10 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
         log_prob_micro_batch=log_prob_micro,
         ref_log_prob_micro_batch=ref_log_prob_micro,
         critic_micro_batch=micro,
-        actor_token_budget=actor_tokens,
-        critic_token_budget=critic_tokens,
+        dynamic_batching=budgets.dynamic_batching,
+        gradient_checkpointing=budgets.gradient_checkpointing,
+        train_token_budget=budgets.train,
+        forward_token_budget=budgets.forward,
         param_offload=param_offload,
         optimizer_offload=optimizer_offload,
     )

@@ -68,6 +68,11 @@ CASES = [
     Case("dashboard-timeout-below-its-floor", job(submitter={"dashboardTimeoutSeconds": 5}),
          "ppo-job.submitter.dashboardTimeoutSeconds", layer="schema"),
     Case("no-ray-cluster-and-no-dashboard-url", {"raycluster": {"enabled": False}}, "ppo-job.dashboardURL"),
+    # A token budget packs whole rows (issue 27's sizing): one shorter than the longest row cannot hold it.
+    Case("token-budget-shorter-than-a-row", job(actor={"useDynamicBsz": True}, rollout={"logProbMaxTokenLenPerGpu": 512}),
+         "ppo-job.rollout.logProbMaxTokenLenPerGpu", mentions=["768"]),
+    Case("token-budget-below-the-schema-floor", job(critic={"forwardMaxTokenLenPerGpu": 100}),
+         "ppo-job.critic.forwardMaxTokenLenPerGpu", layer="schema"),
     Case("negative-lr", job(actor={"lr": -1}), "ppo-job.actor.lr", layer="schema"),
     Case("unknown-verl-version", job(verlVersion="0.5.0"), "ppo-job.verlVersion", layer="schema"),
     Case("unknown-rollout-engine", job(rollout={"name": "vlm"}), "ppo-job.rollout.name", layer="schema"),

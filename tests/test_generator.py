@@ -19,7 +19,8 @@ from generator.helm import HelmInputs, helm_binary, merged_values, template
 from generator.cli import main
 from generator import sizing
 from generator.algorithms import algorithms
-from generator.render import GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations, write
+from generator.render import (GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations,
+                              verl_version_for, write)
 from generator import schema
 from generator.schema import chart_schemas, values_schema
 from generator.schemafindings import unfixed
@@ -92,7 +93,9 @@ def test_micro_batch_always_divides_the_per_gpu_mini_batch(shape_name):
 @pytest.mark.parametrize("shape_name", sorted(CATALOG.shapes))
 def test_values_directory_is_exactly_what_render_writes(shape_name):
     shape = CATALOG.shapes[shape_name]
-    expected = render_shape(shape, MODEL, RunShape(nodes=shape.default_nodes))
+    ppo = ALGORITHMS["ppo"]
+    run = run_for(ppo, shape.default_nodes, verl_version=verl_version_for(CATALOG.verl, shape, ppo))
+    expected = render_shape(shape, MODEL, run, ppo, CATALOG.verl)
     assert (paths.VALUES_DIR / f"{shape_name}.yaml").read_text() == expected, "run: python -m generator render"
 
 
@@ -305,7 +308,9 @@ def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes, 
     """Batches grow with the GPUs where the guide's 256 / 64 no longer give every GPU whole samples."""
     catalog = load_catalog()
     values_file = tmp_path / "values.yaml"
-    values_file.write_text(render_shape(catalog.shapes[shape_name], catalog.models["qwen2.5-0.5b"], RunShape(nodes=nodes)))
+    shape, ppo = catalog.shapes[shape_name], ALGORITHMS["ppo"]
+    run = run_for(ppo, nodes, verl_version=verl_version_for(catalog.verl, shape, ppo))
+    values_file.write_text(render_shape(shape, catalog.models["qwen2.5-0.5b"], run, ppo, catalog.verl))
     assert passes(values_file) == []
     values = chart_values(values_file)
     gpus = values["global"]["gpu"]["nodes"] * values["global"]["gpu"]["perNode"]
@@ -381,7 +386,7 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
     grpo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["grpo"], 2), ALGORITHMS["grpo"]))["ppo-job"]
     assert grpo["algorithm"] == {"name": "grpo"} and "critic" not in grpo and "ref" in grpo
     assert "responsesPerPrompt" not in grpo["rollout"], "the chart's default n for the algorithm applies"
-    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2), ALGORITHMS["dapo"], "0.9.1"))
+    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2, verl_version="0.9.1"), ALGORITHMS["dapo"]))
     assert dapo["ppo-job"]["verlVersion"] == "0.9.1" and "ref" not in dapo["ppo-job"]
     rloo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["rloo"], 2), ALGORITHMS["rloo"]))["ppo-job"]
     assert "ref" in rloo, "a KL term in the reward needs the reference model's log-probs too"
@@ -405,15 +410,20 @@ def test_render_names_an_unknown_algorithm(capsys):
 def test_cli_shapes_prints_each_shape_sized_as_render_sizes_it(capsys):
     assert main(["shapes", "--algorithm", "grpo"]) == 0
     header, *rows = capsys.readouterr().out.splitlines()
-    assert header.split() == ["shape", "GPU", "GiB", "GPUs", "nodes", "TP", "micro", "rollout", "figures"]
+    assert header.split() == ["shape", "GPU", "GiB", "GPUs", "nodes", "veRL", "TP", "micro", "tokens", "ckpt",
+                              "rollout", "figures"]
     assert [row.split()[0] for row in rows] == list(CATALOG.shapes)
     for row in rows:
         shape = CATALOG.shapes[row.split()[0]]
-        sizing = size(shape, MODEL, run_for(ALGORITHMS["grpo"], shape.default_nodes))
-        figures = [f"{shape.gpu_memory_gib:g}", str(shape.gpus_per_node), str(shape.default_nodes),
-                   str(sizing.tensor_parallel), str(sizing.micro_batch), str(sizing.rollout_memory_fraction),
+        version = verl_version_for(CATALOG.verl, shape, ALGORITHMS["grpo"])
+        sizing = size(shape, MODEL, run_for(ALGORITHMS["grpo"], shape.default_nodes, verl_version=version))
+        figures = [f"{shape.gpu_memory_gib:g}", str(shape.gpus_per_node), str(shape.default_nodes), version,
+                   str(sizing.tensor_parallel), str(sizing.micro_batch),
+                   str(sizing.train_token_budget) if sizing.dynamic_batching else "-",
+                   "on" if sizing.gradient_checkpointing else "off", str(sizing.rollout_memory_fraction),
                    "vendor" if shape.documented else "estimated"]
-        assert row.split()[-7:] == figures, row
+        assert row.split()[-10:] == figures, row
+    assert "0.4.1" in next(row for row in rows if row.startswith("seed-2gpu")), "the guide's shape keeps its veRL"
 
 
 def test_cli_shapes_names_an_unknown_algorithm(capsys):
@@ -450,8 +460,10 @@ def test_cli_render_takes_the_resource_share_and_the_responses(tmp_path: Path, c
     shape = CATALOG.shapes["a10-24g-x4"]
     assert main(["render", shape.name, "--algorithm", "grpo", "--responses-per-prompt", "8", "--resource-share", "0.5",
                  "--output", str(tmp_path)]) == 0
-    run = run_for(ALGORITHMS["grpo"], shape.default_nodes, 8, 0.5)
-    assert (tmp_path / f"{shape.name}-grpo.yaml").read_text() == render_shape(shape, MODEL, run, ALGORITHMS["grpo"])
+    run = run_for(ALGORITHMS["grpo"], shape.default_nodes, 8, 0.5, CATALOG.verl.version)
+    written = (tmp_path / f"{shape.name}-grpo.yaml").read_text()
+    assert written == render_shape(shape, MODEL, run, ALGORITHMS["grpo"], CATALOG.verl)
+    assert f'tag: "{CATALOG.verl.image_tag}"' in written and 'verlVersion: "0.9.1"' in written
 
 
 def test_cli_check_names_each_file_and_fails_if_any_fails(tmp_path: Path, capsys):

@@ -23,10 +23,12 @@ import proof  # noqa: E402
 import render_jobs  # noqa: E402
 
 # What the proof may change in the command the chart renders for a cluster (the issue's "paths, model,
-# step count", plus the GPUs of one machine and the rollout engine that fits its carry limit).
+# step count", plus the GPUs of one machine, the rollout engine that fits its carry limit, and packing, which
+# needs the flash-attn the machine lacks: render_jobs.LAB_OVERRIDES).
 ADJUSTED = {"data.train_files", "data.val_files", "actor_rollout_ref.model.path", "critic.model.path",
             "trainer.default_local_dir", "trainer.n_gpus_per_node", "trainer.nnodes",
-            "actor_rollout_ref.rollout.name", "trainer.total_training_steps"}
+            "actor_rollout_ref.rollout.name", "trainer.total_training_steps",
+            "actor_rollout_ref.model.use_remove_padding", "critic.model.use_remove_padding"}
 
 
 def overrides(entrypoint: str) -> dict[str, str]:
@@ -60,9 +62,50 @@ def rendered(tmp_path, name: str, gpus: int, nodes: int = 1) -> tuple[dict, dict
     folder = tmp_path / render_jobs.run_folder(name, gpus, nodes)
     render_jobs.render(ROOT, name, render_jobs.RUNS[name], gpus, folder, nodes)
     run = json.loads((folder / "run.json").read_text())
-    for program in ("submitter.py", "logtail.py"):
+    for program in ("submitter.py", "logtail.py", "preflight.py"):
         assert (folder / program).read_text() == (ROOT / "charts/verl-ppo/charts/ppo-job/files" / program).read_text()
     return run, overrides(json.loads((folder / "job.json").read_text())["entrypoint"])
+
+
+@pytest.mark.parametrize("name", ["smoke", "vllm-smoke", "vllm-seed", "vllm-generated", "vllm-grpo-0.5b"])
+def test_every_file_the_submitters_pod_mounts_is_in_the_bundle(tmp_path, monkeypatch, name):
+    """Issue 27: the bundle lacked preflight.py, which the submitter's pod gets from its ConfigMap, and the GPU
+    proof never started. Every file of every ConfigMap mounted into the submitter's container, as Helm renders
+    the run, is in the run's folder, and every path into such a mount in its environment points there."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    run = render_jobs.RUNS[name]
+    folder = tmp_path / name
+    render_jobs.render(ROOT, name, run, 1, folder)
+    objects = [o for o in yaml.safe_load_all(subprocess.run(render_jobs.helm_command(ROOT, run, 1), check=True,
+                                                            capture_output=True, text=True).stdout) if o]
+    job = render_jobs.submitter_job(objects)
+    config_maps = {o["metadata"]["name"]: o["data"] for o in objects if o["kind"] == "ConfigMap"}
+    volumes = {v["name"]: v["configMap"]["name"] for v in job["spec"]["template"]["spec"]["volumes"] if "configMap" in v}
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    mounted = {m["mountPath"]: config_maps[volumes[m["name"]]] for m in container["volumeMounts"] if m["name"] in volumes}
+    assert mounted and "preflight.py" in mounted["/etc/verl-ppo"]  # the file the proof once lacked is mounted
+    for files in mounted.values():
+        for file_name, text in files.items():
+            assert (folder / file_name).read_text() == text, file_name
+    env = proof.pod_environment(json.loads((folder / "run.json").read_text()), folder)
+    into_mounts = [name for name, value in container_env(container).items()
+                   if any(value.startswith(mount + "/") for mount in mounted)]
+    assert "VERL_PPO_PREFLIGHT" in into_mounts and "VERL_PPO_JOB_SPEC" in into_mounts
+    for variable in into_mounts:
+        assert Path(env[variable]).is_file() and Path(env[variable]).parent == folder, (variable, env[variable])
+
+
+def container_env(container: dict) -> dict[str, str]:
+    return {item["name"]: item["value"] for item in container.get("env", []) if "value" in item}
+
+
+def test_a_bundle_without_a_mounted_file_stops_the_proof_before_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    folder = tmp_path / "vllm-smoke"
+    render_jobs.render(ROOT, "vllm-smoke", render_jobs.RUNS["vllm-smoke"], 1, folder)
+    (folder / "preflight.py").unlink()
+    with pytest.raises(SystemExit, match="VERL_PPO_PREFLIGHT=/etc/verl-ppo/preflight.py"):
+        proof.pod_environment(json.loads((folder / "run.json").read_text()), folder)
 
 
 @pytest.mark.parametrize("name, version, adjusted", [

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from generator.catalog import ModelProfile, load_catalog
+from generator import sizing as sizing_module
 from generator.sizing import (RunShape, batches_for, memory_micro_batch, pod_resources, rollout_memory_cap, size,
                               tensor_parallel)
 
@@ -71,12 +72,48 @@ def test_a_shard_of_a_fraction_of_a_gib_counts():
     assert (exactly_a_third.param_offload, exactly_a_third.optimizer_offload) == (False, False)  # over, not at
 
 
-def test_token_budget_is_the_next_power_of_two_of_two_micro_batches():
-    exact = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2, max_prompt_length=256, max_response_length=256))
-    assert exact.micro_batch == 4
-    assert (exact.actor_token_budget, exact.critic_token_budget) == (4096, 8192)  # 2 x 4 x 512 is a power of two
-    guide = size(CATALOG.shapes["seed-2gpu"], MODEL, RunShape(nodes=2))
-    assert (guide.actor_token_budget, guide.critic_token_budget) == (8192, 16384)  # 2 x 4 x 768 = 6144, rounded up
+def test_token_budgets_only_for_the_version_they_were_measured_on():
+    """veRL 0.9.1's token budgets were measured on an H200; the guide's 0.4.1 keeps its fixed micro batches."""
+    h200 = CATALOG.shapes["h200-141g-x8"]
+    for version in ("", "0.3.0.post1", "0.4.1"):
+        fixed = size(h200, MODEL, RunShape(nodes=1, verl_version=version))
+        assert (fixed.dynamic_batching, fixed.gradient_checkpointing, fixed.train_token_budget) == (False, True, 0)
+
+
+def test_the_h200_budget_is_the_measured_one_without_checkpointing():
+    """16,384 training tokens a GPU without checkpointing peaked at 52.7 GiB of 141 (docs/sizing.md)."""
+    h200 = size(CATALOG.shapes["h200-141g-x8"], MODEL, RunShape(nodes=1, verl_version="0.9.1"))
+    assert (h200.dynamic_batching, h200.gradient_checkpointing) == (True, False)
+    assert (h200.train_token_budget, h200.forward_token_budget) == (16384, 32768)
+
+
+def test_checkpointing_stays_where_the_budget_without_it_is_launch_bound():
+    """On 24 GiB the budget without checkpointing (2,048 tokens) runs at the launch floor; with it twice the
+    tokens fit for the same launches."""
+    a10 = size(CATALOG.shapes["a10-24g-x4"], MODEL, RunShape(nodes=1, verl_version="0.9.1"))
+    assert (a10.dynamic_batching, a10.gradient_checkpointing, a10.train_token_budget) == (True, True, 4096)
+    assert sizing_module.budget_for(24 * sizing_module.TRAINING_MEMORY_SHARE - 0.46, MODEL, False) == 2048
+
+
+def test_no_dynamic_batching_where_one_sequence_does_not_fit():
+    big = CATALOG.models["qwen2.5-7b"]
+    l20 = size(CATALOG.shapes["l20-48g-x8"], big, RunShape(nodes=1, verl_version="0.9.1"))
+    assert (l20.dynamic_batching, l20.train_token_budget) == (False, 0)
+    h200 = size(CATALOG.shapes["h200-141g-x8"], big, RunShape(nodes=1, verl_version="0.9.1"))
+    assert (h200.dynamic_batching, h200.gradient_checkpointing, h200.train_token_budget) == (True, True, 4096)
+
+
+@pytest.mark.parametrize("model", sorted(CATALOG.models))
+@pytest.mark.parametrize("shape_name", sorted(CATALOG.shapes))
+def test_budgets_hold_a_whole_row_and_are_powers_of_two(shape_name, model):
+    run = RunShape(nodes=1, verl_version="0.9.1")
+    sizing = size(CATALOG.shapes[shape_name], CATALOG.models[model], run)
+    if sizing.dynamic_batching:
+        assert sizing.train_token_budget >= run.sequence_length
+        assert sizing.train_token_budget & (sizing.train_token_budget - 1) == 0
+        assert sizing.forward_token_budget == 2 * sizing.train_token_budget
+        if not sizing.gradient_checkpointing:
+            assert sizing.train_token_budget >= sizing_module.LAUNCH_BOUND_TOKENS
 
 
 def test_batches_with_several_responses_need_whole_samples_only_after_n():

@@ -316,3 +316,26 @@ def test_each_wrong_type_in_one_config_is_listed():
         "(RolloutConfig.gpu_memory_utilization: float)",
         "trainer.nnodes=0: must be >= 1 (veRL builds its GPU resource pool as [n_gpus_per_node] * nnodes)",
         "trainer.save_freq=1.5: veRL declares int (its default)"]
+
+
+@pytest.mark.parametrize("version", verl_versions())
+@pytest.mark.parametrize("algorithm", ["ppo", "grpo"])
+def test_token_budgets_and_checkpointing_land_in_every_pass(algorithm, version):
+    """The sizing's token budgets (issue 27): the actor's use_dynamic_bsz is the only switch the chart renders,
+    so in every version the rollout's, the reference's and the critic's passes must follow it, each with its
+    own budget; checkpointing off reaches the actor and the critic."""
+    settings = ["--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}",
+                "--set", "ppo-job.actor.useDynamicBsz=true", "--set", "ppo-job.actor.ppoMaxTokenLenPerGpu=4096",
+                "--set", "ppo-job.rollout.logProbMaxTokenLenPerGpu=8192", "--set", "ppo-job.ref.logProbMaxTokenLenPerGpu=12288",
+                "--set", "ppo-job.critic.ppoMaxTokenLenPerGpu=2048", "--set", "ppo-job.critic.forwardMaxTokenLenPerGpu=6144",
+                "--set", "ppo-job.model.enableGradientCheckpointing=false"]
+    config = compose_with_verl(version, rendered_command(*settings)[3:])
+    actor_rollout_ref = config.actor_rollout_ref
+    assert actor_rollout_ref.actor.use_dynamic_bsz and actor_rollout_ref.actor.ppo_max_token_len_per_gpu == 4096
+    assert actor_rollout_ref.rollout.log_prob_use_dynamic_bsz and actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu == 8192
+    assert actor_rollout_ref.ref.log_prob_use_dynamic_bsz and actor_rollout_ref.ref.log_prob_max_token_len_per_gpu == 12288
+    assert actor_rollout_ref.model.enable_gradient_checkpointing is False
+    if algorithm == "ppo":
+        assert config.critic.use_dynamic_bsz
+        assert (config.critic.ppo_max_token_len_per_gpu, config.critic.forward_max_token_len_per_gpu) == (2048, 6144)
+        assert config.critic.model.enable_gradient_checkpointing is False

@@ -41,9 +41,13 @@ BUNDLE = Path(os.environ.get("GPU_BUNDLE", HERE.parent / ".gpu"))
 WORK = Path(os.environ.get("GPU_WORK", "/tmp/verl-ppo-gpu"))
 DASHBOARD_PORT = 8265
 HEAD_PORT = 6379  # ray start's default GCS port
+# vllm-bench: the seed's parameters, then the generated profile; one 0.5B run of veRL 0.9.1 fills most of a
+# 10-minute command, so each command names one with --runs (make gpu-bench VLLM=1 GPU_RUNS=vllm-seed), the
+# two alternating, and lab/gpu/report.py puts the commands' results together.
 MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing": ["bench-micro16"],
-         "vllm-smoke": ["vllm-smoke"], "vllm-bench": ["vllm-seed", "vllm-generated", "vllm-generated-mem07"],
-         "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["grpo"]}
+         "vllm-smoke": ["vllm-smoke"], "vllm-bench": ["vllm-seed", "vllm-generated"],
+         "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["vllm-grpo-0.5b"],
+         "vllm-grpo-tiny": ["grpo"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
 MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
 # Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).
@@ -228,6 +232,39 @@ def peak_metric(steps: dict[int, dict[str, float]], suffix: str) -> float | None
     return round(max(values), 3) if values else None
 
 
+# Model FLOPs of each phase a step (attention's own FLOPs left out: rows are at most 768 tokens): 2N a token for
+# a forward pass (generation: prompt and response tokens; log-probs; values), 6N for a forward and backward
+# pass (the updates; a recompute under gradient checkpointing is not model work). N counts the matmul weights:
+# the layers and, for the actor, the LM head (tied to the embedding, whose lookup is no matmul); the critic has a
+# one-output value head instead.
+PHASE_PASSES = {"gen": ("actor", 2), "old_log_prob": ("actor", 2), "ref": ("actor", 2), "values": ("critic", 2),
+                "update_actor": ("actor", 6), "update_critic": ("critic", 6)}
+H200_BF16_DENSE_TFLOPS = 989  # NVIDIA's H200 SXM datasheet
+
+
+def matmul_params(config: dict) -> dict[str, int]:
+    """N of the actor and of the critic from a Qwen2 config.json."""
+    hidden, layers = config["hidden_size"], config["num_hidden_layers"]
+    kv = hidden // config["num_attention_heads"] * config["num_key_value_heads"]
+    per_layer = hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * config["intermediate_size"]
+    body = layers * per_layer
+    return {"actor": body + hidden * config["vocab_size"], "critic": body + hidden}
+
+
+def phase_mfu(timing_s: dict, tokens_per_step: float | None, params: dict[str, int], peak_tflops: float) -> dict:
+    """Each timed phase's model TFLOP/s and its share of the peak, over one step's tokens."""
+    figures = {}
+    for phase, (model, passes) in PHASE_PASSES.items():
+        if timing_s.get(phase) and tokens_per_step:
+            tflops = passes * params[model] * tokens_per_step / timing_s[phase] / 1e12
+            figures[phase] = {"tflops": round(tflops, 1), "mfu": round(tflops / peak_tflops, 4)}
+    return figures
+
+
+def step_spread(steps: dict[int, dict[str, float]], steady: list[int]) -> list[float]:
+    return [steps[n]["perf/time_per_step"] for n in steady if "perf/time_per_step" in steps.get(n, {})]
+
+
 def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) -> dict:
     """Means over the steady steps: not the first (warm-up) nor the last (validation and checkpoint).
     veRL 0.9.1 logs the validation before training as step 0, with no step timings: not a training step.
@@ -267,12 +304,26 @@ def rollout_figures(entrypoint: str, summary: dict) -> dict:
             if batch and gen and length else None}
 
 
+def pod_environment(run: dict, folder: Path) -> dict[str, str]:
+    """The submitter's environment with every path into a mounted ConfigMap pointed at the run's folder, where
+    render_jobs.py wrote each mounted file; a path to a file that is not there stops the proof before the run."""
+    env = dict(run["env"])
+    for name, value in env.items():
+        for mount in run.get("config_mounts", []):
+            if value.startswith(mount.rstrip("/") + "/"):
+                env[name] = str(folder / value[len(mount.rstrip("/")) + 1:])
+                if not Path(env[name]).is_file():
+                    sys.exit(f"gpu: {name}={value}: the pod reads it from a ConfigMap, but {env[name]} is not in the "
+                             f"bundle: render the runs again (make gpu-wheels)")
+    return env
+
+
 def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint: bool = True) -> dict:
     """Runs the chart's submitter with the chart's Job environment, pointed at the local head."""
     folder = Path(run["folder"])
     spec = json.loads((folder / "job.json").read_text())
     if head.jobs_api:
-        env = {**os.environ, **run["env"], "RAY_DASHBOARD_URL": head.url, "VERL_PPO_JOB_SPEC": str(folder / "job.json")}
+        env = {**os.environ, **pod_environment(run, folder), "RAY_DASHBOARD_URL": head.url}
         command = [sys.executable, str(folder / "submitter.py")] + run["submitter_command"][2:]
     else:  # the same entrypoint as the driver of a local Ray job
         env = {**os.environ, **spec["runtime_env"].get("env_vars", {}), "RAY_ADDRESS": "auto"}
@@ -302,6 +353,15 @@ def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint
         "checkpoint_step": latest.read_text().strip() if latest.exists() else None,
         "checkpoint_files": listing, **summarize(run, steps, memory.peak),
     }
+    result["steady_seconds"] = step_spread(steps, result["steady_steps"])
+    built = WORK / "built" / run["model_size"] / "config.json"
+    if built.exists():
+        machine = WORK / "machine.json"  # lab/gpu/machine_check.py's
+        measured = json.loads(machine.read_text())["matmul_bf16_tflops"] if machine.exists() else None
+        result["matmul_params"] = matmul_params(json.loads(built.read_text()))
+        result["mfu_peak_tflops"] = {"datasheet": H200_BF16_DENSE_TFLOPS, "measured_matmul": measured}
+        result["phase_mfu"] = phase_mfu(result["timing_s"], result["tokens_per_step"], result["matmul_params"],
+                                        H200_BF16_DENSE_TFLOPS)
     result.update(rollout_figures(spec["entrypoint"], result))
     if not keep_checkpoint and Path(run["checkpoint_dir"]).is_dir():
         # A 0.5B checkpoint is about 12 GB; the GPU machine's disk holds a few. Listed above, then dropped.
@@ -320,8 +380,11 @@ def compare(baseline: dict | None, candidate: dict | None) -> dict | None:
     def ratio(key: str) -> float | None:
         return round(candidate[key] / baseline[key], 3) if candidate.get(key) and baseline.get(key) else None
 
+    base, cand = baseline.get("steady_seconds") or [], candidate.get("steady_seconds") or []
     return {
         "speedup_seconds_per_step": round(baseline["seconds_per_step"] / candidate["seconds_per_step"], 3),
+        # Slowest candidate step against the baseline's fastest, and the other way round.
+        "speedup_range": [round(min(base) / max(cand), 3), round(max(base) / min(cand), 3)] if base and cand else None,
         "tokens_per_second_ratio": ratio("tokens_per_second"),
         "rollout_tokens_per_second_ratio": ratio("rollout_tokens_per_second"),
         "torch_max_allocated_ratio": ratio("torch_max_allocated_gib"),
@@ -385,7 +448,8 @@ def main() -> int:
                 report["runs"][run_key(run, len(layouts))] = result
                 report["comparison"] = comparisons(report["runs"])
                 results_path.write_text(json.dumps(report, indent=2) + "\n")
-                failed |= result["exit_code"] != 0 or result["checkpoint_step"] != str(run["steps"])
+                saves = "trainer.save_freq=-1" not in result["entrypoint"].split()  # the bench's runs do not
+                failed |= result["exit_code"] != 0 or (saves and result["checkpoint_step"] != str(run["steps"]))
     print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
                                                    "rollout_tokens_per_second", "timing_s", "torch_max_allocated_gib",
                                                    "nvidia_smi_peak_mib", "checkpoint_step")}

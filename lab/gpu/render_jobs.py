@@ -3,8 +3,11 @@
 Each run is `helm template` of an H200 (or the seed's) values file, changed only where the GPU machine
 differs from a cluster: the mount path and the data and model paths on it (a local folder), the model,
 the GPUs of one machine, the veRL version the carried wheels hold (the profile: veRL 0.3.0.post1 with
-its HF rollout, or veRL 0.9.1 with the chart's own vLLM rollout), and the step count. From the rendered objects it keeps what the submitter Job would run: the ConfigMap's
-job.json, submitter.py with its logtail.py, and the Job's environment (downward-API values resolved as Kubernetes would).
+its HF rollout, or veRL 0.9.1 with the chart's own vLLM rollout), the step count, and what the machine
+lacks (LAB_OVERRIDES). From the rendered objects it keeps what the submitter's pod would have: every file of
+every ConfigMap mounted into its container (job.json, submitter.py, logtail.py, preflight.py, ...), and the
+Job's environment (downward-API values resolved as Kubernetes would; paths into a mount resolved by the proof
+against the run's folder).
 
 Usage: python3 lab/gpu/render_jobs.py [--chart-root DIR] [--gpus 1 2 ...]
 """
@@ -35,6 +38,16 @@ PROFILES = {
     "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf"},
     "vllm": {"ppo-job.verlVersion": "0.9.1"},
 }
+# What the GPU machine lacks, made up for in every run of a profile alike (the seed's and the generated one).
+# flash-attn has no wheel for the machine's torch: lab/gpu/shim runs flash_attention_2 requests on SDPA, which
+# has no variable-length kernel, so rows packed by use_remove_padding (veRL 0.9.1's default) would attend to
+# each other across the pack (and cost 64.5 instead of 1.0 ms a layer at 32,718 tokens): padded rows instead.
+# The images the chart runs have flash-attn, where packing is right and veRL's default stays.
+LAB_OVERRIDES = {
+    "hf": (),
+    "vllm": ("actor_rollout_ref.model.use_remove_padding=false",),
+}
+LAB_CRITIC_OVERRIDES = {"hf": (), "vllm": ("critic.model.use_remove_padding=false",)}
 
 
 @dataclass(frozen=True)
@@ -43,8 +56,16 @@ class Run:
     release: str
     model: str  # a lab/gpu/build_model.py size
     steps: int
-    settings: tuple[tuple[str, str], ...] = ()  # further values as JSON literals, for experiments only
+    settings: tuple[tuple[str, str], ...] = ()  # further values as JSON literals
     profile: str = "hf"
+    extra_args: tuple[str, ...] = ()  # veRL overrides beyond the chart's values (measurement only)
+
+
+# The side-by-side of make gpu-bench VLLM=1 (issue 27): no checkpoint or validation inside the timed steps
+# (the chart's values saveFreq/testFreq, and veRL 0.9.1's validation before training), 4 steps so that 2
+# and 3 are steady (the first warms up, the last ends the run).
+BENCH_SETTINGS = (("ppo-job.trainer.saveFreq", "-1"), ("ppo-job.trainer.testFreq", "-1"))
+BENCH_ARGS = ("trainer.val_before_train=false",)
 
 
 RUNS = {
@@ -62,8 +83,9 @@ RUNS = {
     # parameters against the generated profile, and the generated profile with the rollout memory fraction of
     # the rule before the vLLM measurement (0.7 on an H200; now 0.4), which isolates the effect of that value.
     "vllm-smoke": Run("values/h200-141g-x8.yaml", "verl-ppo", "tiny", 3, profile="vllm"),
-    "vllm-seed": Run("values/seed-2gpu.yaml", "vllm-seed", "qwen2.5-0.5b", 3, profile="vllm"),
-    "vllm-generated": Run("values/h200-141g-x8.yaml", "vllm-generated", "qwen2.5-0.5b", 3, profile="vllm"),
+    "vllm-seed": Run("values/seed-2gpu.yaml", "vllm-seed", "qwen2.5-0.5b", 4, BENCH_SETTINGS, "vllm", BENCH_ARGS),
+    "vllm-generated": Run("values/h200-141g-x8.yaml", "vllm-generated", "qwen2.5-0.5b", 4, BENCH_SETTINGS, "vllm",
+                          BENCH_ARGS),
     "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
         ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
     # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
@@ -74,6 +96,10 @@ RUNS = {
     # rollout that samples n: veRL 0.3.0.post1's HF rollout samples one response per prompt (the chart's
     # rulebook refuses n > 1 there), so it runs on the vllm profile (veRL 0.9.1). Mode vllm-grpo.
     "grpo": Run("values/h200-141g-x8.yaml", "grpo", "tiny", 3, (("ppo-job.algorithm.name", '"grpo"'),), profile="vllm"),
+    # Issue 27's target: the chart's GRPO render (n=5) of the H200 profile with the 0.5B shape, 3 steps and the
+    # checkpoint of the last one within one 10-minute command (validation only skipped).
+    "vllm-grpo-0.5b": Run("values/h200-141g-x8.yaml", "grpo-0-5b", "qwen2.5-0.5b", 3, (
+        ("ppo-job.algorithm.name", '"grpo"'), ("ppo-job.trainer.testFreq", "-1")), "vllm", BENCH_ARGS),
 }
 
 
@@ -105,7 +131,11 @@ def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1) -> list[
         command += ["--set-string" if key == "ppo-job.verlVersion" else "--set", f"{key}={value}"]
     for key, value in run.settings:  # JSON: Helm 4's --set reads 0.4 as a string
         command += ["--set-json", f"{key}={value}"]
-    return command + ["--set-json", f'ppo-job.extraArgs=["trainer.total_training_steps={run.steps}"]']
+    extra = [f"trainer.total_training_steps={run.steps}", *LAB_OVERRIDES[run.profile], *run.extra_args]
+    if not run.settings or ("ppo-job.algorithm.name", '"ppo"') in run.settings or \
+            all(key != "ppo-job.algorithm.name" for key, _ in run.settings):
+        extra += LAB_CRITIC_OVERRIDES[run.profile]  # PPO trains a critic; the others render no critic.* key
+    return command + ["--set-json", f"ppo-job.extraArgs={json.dumps(extra)}"]
 
 
 def submitter_job(objects: list[dict]) -> dict:
@@ -115,6 +145,24 @@ def submitter_job(objects: list[dict]) -> dict:
     if len(jobs) != 1:
         sys.exit(f"render: expected one submitter Job, found {[j['metadata']['name'] for j in jobs]}")
     return jobs[0]
+
+
+def mounted_files(objects: list[dict], job: dict) -> dict[str, dict[str, str]]:
+    """Every file of every ConfigMap mounted into the submitter's container, by mount path (the pod reads
+    them there: the job spec, the submitter and what it runs, such as the preflight program)."""
+    pod = job["spec"]["template"]["spec"]
+    config_maps = {o["metadata"]["name"]: o.get("data", {}) for o in objects if o.get("kind") == "ConfigMap"}
+    volumes = {v["name"]: v["configMap"]["name"] for v in pod.get("volumes", []) if "configMap" in v}
+    mounts: dict[str, dict[str, str]] = {}
+    for mount in pod["containers"][0].get("volumeMounts", []):
+        if mount["name"] in volumes:
+            if "subPath" in mount:
+                sys.exit(f"render: subPath mount {mount['mountPath']} of the submitter is not carried to the GPU machine")
+            mounts[mount["mountPath"]] = config_maps[volumes[mount["name"]]]
+    names = [name for files in mounts.values() for name in files]
+    if len(names) != len(set(names)):
+        sys.exit(f"render: two mounted ConfigMaps share a file name ({sorted(names)}): one run folder cannot hold both")
+    return mounts
 
 
 def job_environment(job: dict) -> dict[str, str]:
@@ -137,19 +185,20 @@ def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: i
     rendered = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     objects = [o for o in yaml.safe_load_all(rendered) if o]
     job = submitter_job(objects)
-    config_maps = {o["metadata"]["name"]: o for o in objects if o.get("kind") == "ConfigMap"}
-    volume = next(v for v in job["spec"]["template"]["spec"]["volumes"] if "configMap" in v)
-    files = config_maps[volume["configMap"]["name"]]["data"]
     out.mkdir(parents=True, exist_ok=True)
-    for file_name in ("job.json", "submitter.py", "logtail.py"):
-        (out / file_name).write_text(files[file_name])
-    spec = json.loads(files["job.json"])
+    mounts = mounted_files(objects, job)
+    for files in mounts.values():
+        for file_name, text in files.items():
+            (out / file_name).write_text(text)
+    spec = json.loads((out / "job.json").read_text())
     manifest = {
         "run": name, "profile": run.profile, "gpus": gpus, "nodes": nodes, "release": run.release, "values_file": run.values_file, "steps": run.steps,
         "model_size": run.model, "model_path": model_path(run.model), "mount_path": MOUNT_PATH,
         "checkpoint_dir": spec["metadata"]["checkpointDir"], "submitter_job": job["metadata"]["name"],
         "submitter_command": job["spec"]["template"]["spec"]["containers"][0]["command"],
         "env": job_environment(job),
+        # Where the pod finds the files written beside run.json: the proof points paths under them there.
+        "config_mounts": sorted(mounts),
         "helm_command": shlex.join(["helm"] + command[1:]).replace(str(chart_root) + "/", ""),
     }
     (out / "run.json").write_text(json.dumps(manifest, indent=2) + "\n")

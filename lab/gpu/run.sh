@@ -28,6 +28,11 @@ if [ "${GPU_IMPORT_CHECK:-0}" = 1 ] && [ "$GPU_PROFILE" = vllm ]; then
   python3 "$HERE/import_graph.py" "$GPU_SITE" @"$HERE/import-entries-vllm.txt" --import-them \
     > "${OUT:-$GPU_WORK}/imports.txt" 2>&1 &
 fi
+if [ "$GPU_PROFILE" = vllm ]; then
+  # The shim's stand-in for flash-attn's cross entropy must give veRL's log-probs before any run uses it.
+  python3 "$HERE/machine_check.py" "$GPU_WORK" || exit 3
+  [ -z "${OUT:-}" ] || cp "$GPU_WORK/machine.json" "$OUT/"
+fi
 python3 "$HERE/proof.py" "$@"
 code=$?
 if [ $code -ne 0 ] && [ -n "${OUT:-}" ] && [ -d /tmp/ray/session_latest/logs ]; then

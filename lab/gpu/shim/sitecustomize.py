@@ -1,11 +1,18 @@
-"""GPU proof only: run models that veRL asks for with attn_implementation="flash_attention_2" on PyTorch SDPA.
+"""GPU proof only: make up for what the GPU machine lacks against the images the chart runs (flash-attn).
 
-flash-attn has no wheel for the GPU machine's torch and cannot be built within one command there. veRL
-(0.3 hard-codes it, 0.9.1 defaults to it) asks transformers for flash_attention_2; when transformers'
-modeling_utils is first imported, this swaps the check that resolves the attention implementation for
-one that picks "sdpa" instead (transformers 4: _check_and_enable_flash_attn_2; transformers 5:
-_check_and_adjust_attn_implementation). Every Python process that Ray starts imports this file, because
-lab/gpu/install.sh puts this folder on PYTHONPATH; nothing is imported eagerly.
+flash-attn has no wheel for the GPU machine's torch and cannot be built within one command there. Two
+stand-ins, each applied when its module is first imported (nothing is imported eagerly); every Python
+process that Ray starts imports this file, because lab/gpu/install.sh puts this folder on PYTHONPATH:
+- transformers.modeling_utils: models that veRL asks for with attn_implementation="flash_attention_2" run
+  on PyTorch SDPA instead (transformers 4: _check_and_enable_flash_attn_2; 5:
+  _check_and_adjust_attn_implementation).
+- verl.utils.torch_functional (veRL 0.9.1): with flash-attn, veRL's logprobs_from_logits uses its fused
+  cross entropy (one pass over the vocabulary a row, log-sum-exp kept for the backward pass); without it,
+  veRL falls back to logprobs_from_logits_v2, one log_softmax per row, and a packed micro batch has one row
+  per token: 95-106 us a token forward and backward on an H200 against 2.2 us batched (docs/sizing.md).
+  label_log_probs computes the same log-probabilities in chunks of rows and keeps the same state as the
+  fused kernel (the logits and the row's log-sum-exp), so the step's time and memory are the image's,
+  not the fallback's.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 
-_MODULE = "transformers.modeling_utils"
+CHUNK_ROWS = 2048  # rows of fp32 logits in flight: 2048 x 151,936 x 4 bytes = 1.2 GB
 
 
 def _use_sdpa_for_flash_attention(modeling_utils) -> None:
@@ -36,13 +43,60 @@ def _use_sdpa_for_flash_attention(modeling_utils) -> None:
     model._check_and_adjust_attn_implementation = check_and_adjust_attn_implementation
 
 
+def label_log_probs_function():
+    """log p(label) over the last dimension of logits, as an autograd Function (imports torch when called)."""
+    import torch
+
+    class LabelLogProbs(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, logits, labels):
+            lse = torch.empty(logits.shape[0], device=logits.device, dtype=torch.float32)
+            for start in range(0, logits.shape[0], CHUNK_ROWS):
+                lse[start:start + CHUNK_ROWS] = torch.logsumexp(logits[start:start + CHUNK_ROWS].float(), dim=-1)
+            picked = logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1).float()
+            ctx.save_for_backward(logits, labels, lse)
+            return picked - lse
+
+        @staticmethod
+        def backward(ctx, grad):
+            logits, labels, lse = ctx.saved_tensors
+            grad_logits = torch.empty_like(logits)
+            grad = grad.float()
+            for start in range(0, logits.shape[0], CHUNK_ROWS):
+                rows = slice(start, start + CHUNK_ROWS)
+                # d(x_label - lse)/dx = onehot(label) - softmax(x)
+                part = torch.exp(logits[rows].float() - lse[rows].unsqueeze(-1)).mul_(-grad[rows].unsqueeze(-1))
+                part.scatter_add_(-1, labels[rows].unsqueeze(-1), grad[rows].unsqueeze(-1))
+                grad_logits[rows] = part.to(logits.dtype)
+            return grad_logits, None
+
+    def label_log_probs(logits, labels):
+        flat = LabelLogProbs.apply(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        return flat.view(labels.shape)
+
+    return label_log_probs
+
+
+def _use_batched_log_probs(torch_functional) -> None:
+    if hasattr(torch_functional, "logprobs_from_logits_v2"):
+        torch_functional.logprobs_from_logits_v2 = label_log_probs_function()
+
+
+_PATCHES = {
+    "transformers.modeling_utils": _use_sdpa_for_flash_attention,
+    "verl.utils.torch_functional": _use_batched_log_probs,
+}
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps the real loader of one module to patch it once it has run."""
+    """Finds nothing itself; wraps the real loader of each patched module to patch it once it has run."""
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != _MODULE:
+        patch = _PATCHES.pop(fullname, None)
+        if patch is None:
             return None
-        sys.meta_path.remove(self)
+        if not _PATCHES:
+            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return spec
@@ -50,7 +104,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             run_module(module)
-            _use_sdpa_for_flash_attention(module)
+            patch(module)
 
         spec.loader.exec_module = exec_module
         return spec

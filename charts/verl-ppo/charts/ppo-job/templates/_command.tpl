@@ -61,10 +61,17 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "trainer.test_freq=%d" (int $v.trainer.testFreq))
   (printf "trainer.total_epochs=%d" (int $v.trainer.totalEpochs))) -}}
 {{- if $v.actor.useDynamicBsz }}
+{{- /* The rollout's, the reference's and the critic's use_dynamic_bsz follow the actor's in every version. */}}
 {{- $o = concat $o (list
   "actor_rollout_ref.actor.use_dynamic_bsz=true"
-  (printf "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=%d" (int $v.actor.ppoMaxTokenLenPerGpu))) }}
-{{- if $usesCritic }}{{ $o = append $o (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu)) }}{{ end }}
+  (printf "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=%d" (int $v.actor.ppoMaxTokenLenPerGpu))
+  (printf "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=%d" (int $v.rollout.logProbMaxTokenLenPerGpu))) }}
+{{- if $usesRef }}{{ $o = append $o (printf "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=%d" (int $v.ref.logProbMaxTokenLenPerGpu)) }}{{ end }}
+{{- if $usesCritic }}{{ $o = concat $o (list (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu)) (printf "critic.forward_max_token_len_per_gpu=%d" (int $v.critic.forwardMaxTokenLenPerGpu))) }}{{ end }}
+{{- end }}
+{{- if not $v.model.enableGradientCheckpointing }}
+{{- $o = append $o "actor_rollout_ref.model.enable_gradient_checkpointing=false" }}
+{{- if $usesCritic }}{{ $o = append $o "critic.model.enable_gradient_checkpointing=false" }}{{ end }}
 {{- end }}
 {{- if $v.actor.paramOffload }}{{ $o = append $o "actor_rollout_ref.actor.fsdp_config.param_offload=true" }}{{ end }}
 {{- if $v.actor.optimizerOffload }}{{ $o = append $o "actor_rollout_ref.actor.fsdp_config.optimizer_offload=true" }}{{ end }}

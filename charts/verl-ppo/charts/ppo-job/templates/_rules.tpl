@@ -37,6 +37,20 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- if $v.actor.useDynamicBsz -}}
+{{- /* A token budget packs whole rows: one shorter than the longest row cannot hold it. */ -}}
+{{- $longest := add (int $v.data.maxPromptLength) (int $v.data.maxResponseLength) -}}
+{{- $budgets := list "actor.ppoMaxTokenLenPerGpu" "rollout.logProbMaxTokenLenPerGpu" -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- if ne (toString $algorithm.kl) "none" }}{{ $budgets = append $budgets "ref.logProbMaxTokenLenPerGpu" }}{{ end -}}
+{{- if $algorithm.critic }}{{ $budgets = concat $budgets (list "critic.ppoMaxTokenLenPerGpu" "critic.forwardMaxTokenLenPerGpu") }}{{ end -}}
+{{- range $field := $budgets -}}
+{{- $budget := int (get (get $v (first (splitList "." $field))) (last (splitList "." $field))) -}}
+{{- if lt $budget $longest -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.%s" $field) "value" $budget "problem" (printf "is shorter than the longest row, data.maxPromptLength + data.maxResponseLength = %d tokens, which actor.useDynamicBsz packs whole" $longest) "fix" (printf "--set ppo-job.%s=%d or more" $field $longest)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- $tp := int $v.rollout.tensorModelParallelSize -}}
 {{- $perNode := include "verl-ppo.gpusPerNode" . | int -}}
 {{- if mod $perNode $tp -}}
