@@ -95,6 +95,14 @@ def test_every_file_the_submitters_pod_mounts_is_in_the_bundle(tmp_path, monkeyp
         assert Path(env[variable]).is_file() and Path(env[variable]).parent == folder, (variable, env[variable])
 
 
+def test_the_proof_reads_the_bundle_where_it_is_rendered(monkeypatch):
+    """After the lab moved under lab/, the proof looked for lab/.gpu/ while the runs were rendered into .gpu/."""
+    monkeypatch.delenv("GPU_BUNDLE", raising=False)
+    import importlib
+    assert importlib.reload(proof).BUNDLE == ROOT / ".gpu"
+    assert render_jobs.ROOT / ".gpu" == ROOT / ".gpu"
+
+
 def container_env(container: dict) -> dict[str, str]:
     return {item["name"]: item["value"] for item in container.get("env", []) if "value" in item}
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import render_jobs
 
 HERE = Path(__file__).resolve().parent
-BUNDLE = Path(os.environ.get("GPU_BUNDLE", HERE.parent / ".gpu"))
+BUNDLE = Path(os.environ.get("GPU_BUNDLE", HERE.parents[1] / ".gpu"))  # the checkout's .gpu/, as render_jobs.py writes
 WORK = Path(os.environ.get("GPU_WORK", "/tmp/verl-ppo-gpu"))
 DASHBOARD_PORT = 8265
 HEAD_PORT = 6379  # ray start's default GCS port

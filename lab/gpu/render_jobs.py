@@ -1,4 +1,4 @@
-"""Render, with the project's Helm, the PPO runs of the GPU proof into $GPU_BUNDLE/jobs/<run>-<n>lab/gpu/.
+"""Render, with the project's Helm, the PPO runs of the GPU proof into $GPU_BUNDLE/jobs/<run>-<n>gpu/.
 
 Each run is `helm template` of an H200 (or the seed's) values file, changed only where the GPU machine
 differs from a cluster: the mount path and the data and model paths on it (a local folder), the model,
