@@ -128,13 +128,16 @@ def shape_entry(key: tuple[str, str, int], nodes: list[NodeFacts], known: Catalo
 
 
 def discover(nodes: list[Any], known: Catalog, gpu_memory_gib: dict[str, float]) -> dict[str, Any]:
-    """A catalog document: the discovered shapes, and the models of the known catalog (render needs them)."""
+    """A catalog document: the discovered shapes, and the models and veRL release of the known catalog (render
+    needs them)."""
     groups = group_gpu_nodes([NodeFacts.from_node(node) for node in nodes])
     if not groups:
         raise DiscoveryError(f"no node offers {GPU_RESOURCE}")
     shapes = [shape_entry(key, members, known, gpu_memory_gib) for key, members in groups.items()]
     models = [{"name": m.name, "path": m.path, "paramsBillion": m.params_billion} for m in known.models.values()]
-    document = {"shapes": shapes, "models": models}
+    release = {"version": known.verl.version,
+               "image": {"repository": known.verl.image_repository, "tag": known.verl.image_tag}}
+    document = {"verl": release, "shapes": shapes, "models": models}
     jsonschema.Draft7Validator(yaml.safe_load(paths.CATALOG_SCHEMA.read_text())).validate(document)
     return document
 
