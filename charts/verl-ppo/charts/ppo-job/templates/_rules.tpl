@@ -51,7 +51,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" "--set ppo-job.verlVersion=0.3.0.post1, 0.4.1 or 0.9.1") -}}
 {{- end -}}
 {{- range $name, $value := .Values.runtimeEnv.env -}}
-{{- if include "verl-ppo.looksLikeCredential" $name -}}
+{{- if or (include "verl-ppo.looksLikeCredential" $name) (include "verl-ppo.looksLikeCredentialValue" $value) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.runtimeEnv.env.%s" $name) "value" "(hidden)" "problem" "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" $name $name)) -}}
 {{- end -}}
 {{- end -}}

@@ -84,19 +84,33 @@
 {{- end -}}
 {{- end -}}
 
-{{/* The Ray pods' environment: credentials only from Secrets, and the chart's PYTHONPATH (image code, tracing hook) kept. */}}
+{{/* The Ray pods' environment: credentials only from Secrets, and every variable the chart sets (raycluster.ownedEnv:
+     PYTHONPATH with the image's code and the tracing hook, observability, NCCL, credentials) kept as the chart sets it. */}}
 {{- define "raycluster.rules.env" -}}
+{{- $owned := include "raycluster.ownedEnv" . | fromJson -}}
 {{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
 {{- range $index, $item := $items -}}
 {{- $field := printf "raycluster.%s[%d]" $list $index -}}
-{{- if and (include "verl-ppo.looksLikeCredential" $item.name) (hasKey $item "value") -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (or raycluster.credentials.wandb / .huggingface)" $item.name $item.name)) -}}
+{{- if and (hasKey $item "value") (or (include "verl-ppo.looksLikeCredential" $item.name) (include "verl-ppo.looksLikeCredentialValue" $item.value)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "use extraSecretEnv: kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (or raycluster.credentials.wandb / .huggingface)" $item.name $item.name)) -}}
 {{- end -}}
-{{- if eq $item.name "PYTHONPATH" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "would replace the chart's PYTHONPATH (the image's veRL code and the tracing hook)" "fix" "--set raycluster.pythonPath=<your directories, colon-separated> instead") -}}
+{{- if hasKey $owned $item.name -}}
+{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $item.name "setBy" (get $owned $item.name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- range $name, $_ := .Values.extraSecretEnv -}}
+{{- if hasKey $owned $name -}}
+{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" (printf "raycluster.extraSecretEnv.%s" $name) "name" $name "setBy" (get $owned $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* One variable from values that would replace one the chart sets: (dict "state" "field" "name" "setBy"). */}}
+{{- define "raycluster.rules.ownedEnv" -}}
+{{- $fix := printf "remove it and set %s instead" .setBy -}}
+{{- if eq .name "PYTHONPATH" }}{{ $fix = "remove it and --set raycluster.pythonPath=<your directories, colon-separated> instead" }}{{ end -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .name "problem" (printf "would replace the %s the chart sets on the Ray pods (from %s)" .name .setBy) "fix" $fix) -}}
 {{- end -}}
 
 {{/* Kueue's own refusals of a queued RayCluster or RayJob, and a release larger than its ClusterQueue's whole GPU
