@@ -261,13 +261,14 @@ def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm
         assert {"actor_rollout_ref.rollout.mode", "actor_rollout_ref.rollout.tensor_model_parallel_size"} <= keys
 
 
+@pytest.mark.parametrize("path", ["/data/rewards/score.py", "/data/my rewards/score it.py"])  # a space arrives quoted
 @pytest.mark.parametrize("version", verl_versions())
-def test_custom_reward_function_lands_where_the_version_reads_it(version):
-    words = rendered_command("--set", "ppo-job.reward.functionPath=/data/rewards/score.py",
+def test_custom_reward_function_lands_where_the_version_reads_it(version, path):
+    words = rendered_command("--set", f"ppo-job.reward.functionPath={path}",
                              "--set", "ppo-job.reward.functionName=score", "--set-string", f"ppo-job.verlVersion={version}")
     config = compose_with_verl(version, words[3:])
     section = config.reward.custom_reward_function if version == "0.9.1" else config.custom_reward_function
-    assert (section.path, section.name) == ("/data/rewards/score.py", "score")
+    assert (section.path, section.name) == (path, "score")
 
 
 # Values that Hydra's override grammar or OmegaConf would otherwise read as syntax or as another type.
