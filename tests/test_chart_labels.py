@@ -137,3 +137,17 @@ def test_a_variable_the_chart_sets_is_refused_in_extra_secret_env(helm, name):
                                "--set", f"raycluster.extraSecretEnv.{name}.key=k")
     assert result.returncode != 0
     assert f"  - raycluster.extraSecretEnv.{name}={name}: would replace" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("mode", ["RayCluster", "RayJob"])
+def test_common_labels_cannot_replace_the_queue_labels(helm, mode):
+    """The queue a RayCluster or RayJob waits in is the chart's: global.commonLabels cannot move it."""
+    queues = {"kueue.x-k8s.io/queue-name": "team-a", "volcano.sh/queue-name": "gpu", "ray.io/scheduler-name": "volcano"}
+    args = ["--set", f"global.mode={mode}", "--set", "raycluster.queue.kueue=team-a", "--set", "raycluster.queue.volcano=gpu"]
+    for key in queues:
+        args += ["--set", f"global.commonLabels.{key.replace('.', chr(92) + '.')}=other"]
+    result = helm_cli.template(helm, *args)
+    assert result.returncode == 0, result.output
+    scheduled = next(d for d in result.documents() if d["kind"] == mode)
+    labels = scheduled["metadata"]["labels"]
+    assert {key: labels.get(key) for key in queues} == queues, labels

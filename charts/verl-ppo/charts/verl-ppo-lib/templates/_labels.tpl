@@ -5,10 +5,11 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{/* Full label set for metadata: the chart's, then global.commonLabels (which cannot replace them). Call with
-     (dict "ctx" $ "component" "x"). */}}
+{{/* Full label set for metadata: the chart's (and `extra`, YAML text: the chart's too), then global.commonLabels
+     (which cannot replace them). Call with (dict "ctx" $ "component" "x" ["extra" <YAML>]). */}}
 {{- define "verl-ppo.labels" -}}
 {{- $chart := include "verl-ppo.chartLabels" . -}}
+{{- with .extra }}{{ $chart = printf "%s\n%s" $chart (trim .) }}{{ end -}}
 {{- include "verl-ppo.mergedLabels" (dict "chart" $chart "user" (list .ctx.Values.global.commonLabels)) -}}
 {{- end -}}
 
