@@ -647,6 +647,10 @@ BEHIND_THE_SCHEMA = [
          mentions=["DNS-1035"]),
     Case("fullname-too-long-past-the-schema", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride",
          mentions=["46 characters"]),
+    Case("empty-dashboard-peer-past-the-schema", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", value="{}"),
+    Case("empty-metrics-peer-past-the-schema", ray(networkPolicy={"metricsFrom": [{}]}),
+         "raycluster.networkPolicy.metricsFrom[0]", value="{}"),
 ]
 
 
