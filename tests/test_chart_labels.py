@@ -151,3 +151,19 @@ def test_common_labels_cannot_replace_the_queue_labels(helm, mode):
     scheduled = next(d for d in result.documents() if d["kind"] == mode)
     labels = scheduled["metadata"]["labels"]
     assert {key: labels.get(key) for key in queues} == queues, labels
+
+
+def test_observabilitys_labels_stay_the_charts(helm):
+    """Grafana's sidecar label on the dashboards and the chart's keys on the PodMonitors: commonLabels and the
+    PodMonitors' additionalLabels arrive beside them, never over them."""
+    result = helm_cli.template(helm, "--set-string", "global.commonLabels.grafana_dashboard=0",
+                               "--set", "observability.podMonitor.additionalLabels.release=kube-prometheus-stack",
+                               "--set", "observability.podMonitor.additionalLabels.app\\.kubernetes\\.io/instance=other")
+    assert result.returncode == 0, result.output
+    dashboards = [d for d in result.documents() if d["kind"] == "ConfigMap" and "dashboard" in d["metadata"]["name"]]
+    monitors = [d for d in result.documents() if d["kind"] == "PodMonitor"]
+    assert dashboards and monitors
+    assert {d["metadata"]["labels"]["grafana_dashboard"] for d in dashboards} == {"1"}
+    for monitor in monitors:
+        labels = monitor["metadata"]["labels"]
+        assert labels["app.kubernetes.io/instance"] == RELEASE and labels["release"] == "kube-prometheus-stack", labels

@@ -6,11 +6,12 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/* Full label set for metadata: the chart's (and `extra`, YAML text: the chart's too), then global.commonLabels
-     (which cannot replace them). Call with (dict "ctx" $ "component" "x" ["extra" <YAML>]). */}}
+     and `user` (a map from values), which cannot replace them. Call with (dict "ctx" $ "component" "x" ["extra"
+     <YAML>] ["user" <map>]). */}}
 {{- define "verl-ppo.labels" -}}
 {{- $chart := include "verl-ppo.chartLabels" . -}}
 {{- with .extra }}{{ $chart = printf "%s\n%s" $chart (trim .) }}{{ end -}}
-{{- include "verl-ppo.mergedLabels" (dict "chart" $chart "user" (list .ctx.Values.global.commonLabels)) -}}
+{{- include "verl-ppo.mergedLabels" (dict "chart" $chart "user" (list .ctx.Values.global.commonLabels .user)) -}}
 {{- end -}}
 
 {{- define "verl-ppo.chartLabels" -}}
