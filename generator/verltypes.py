@@ -4,7 +4,9 @@ Hydra composes `gpu_memory_utilization=banana` without complaint: veRL's YAML is
 later declare each section as a dataclass (the YAML's `_target_` names it) and convert the section with
 OmegaConf's structured configs when the run starts, so a wrong type fails there, on the GPUs. Those
 classes are read here from the wheel's source with `ast` (importing verl would pull torch and Ray).
-Versions without them have YAML only: there a value must have the type of veRL's own default for its key.
+Versions without them have YAML only: there a value must be of the kind of veRL's own default for its key,
+a number, true or false, or text. The kind, never the spelling: a default written `0` or `1` takes 0.01 as
+veRL's code does (entropy coefficient, top_p, temperature of rollout and validation).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any
 # copies them from the wheel next to the YAML config).
 DATACLASS_DIRS = ("verl/workers/config", "verl/trainer/config")
 SCALARS = {"int": int, "float": float, "bool": bool, "str": str}
+# What a YAML-only default tells of its key: its kind. An int default is a number like a float one.
+DEFAULT_KINDS = {int: (float, "a number"), float: (float, "a number"), bool: (bool, "true or false"), str: (str, "text")}
 
 
 @dataclass(frozen=True)
@@ -108,14 +112,24 @@ def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): node}
 
 
+@dataclass(frozen=True)
+class Declared:
+    """What veRL takes for a key: `kind` (a number is a float: an int fits it), whether None fits,
+    and how a finding says it."""
+    kind: type
+    optional: bool
+    says: str
+
+
 def _declared_types(tree: dict[str, Any], defaults: dict[str, Any], fields: dict[str, dict[str, str]]
-                    ) -> dict[str, tuple[type, bool, str]]:
-    """Key -> (type, None allowed, where declared): a dataclass field where its section names one, else
-    the type of veRL's default for the key (when the default is a plain scalar)."""
-    declared: dict[str, tuple[type, bool, str]] = {}
+                    ) -> dict[str, Declared]:
+    """Key -> what veRL takes: a dataclass field's type where its section names one, else the kind of
+    veRL's default for the key (when the default is a plain scalar)."""
+    declared: dict[str, Declared] = {}
     for key, default in _leaves(defaults).items():
-        if default is not None and type(default) in SCALARS.values() and not str(default).startswith("${"):
-            declared[key] = (type(default), False, "its default")
+        if type(default) in DEFAULT_KINDS and not str(default).startswith("${"):
+            kind, name = DEFAULT_KINDS[type(default)]
+            declared[key] = Declared(kind, False, f"veRL reads {name} here (its default is {name})")
 
     def walk(node: Any, prefix: str) -> None:
         if not isinstance(node, dict):
@@ -124,7 +138,8 @@ def _declared_types(tree: dict[str, Any], defaults: dict[str, Any], fields: dict
         for name, annotation in fields.get(target, {}).items():
             kind, optional = _annotation_type(annotation)
             if kind is not None and name in node:
-                declared[f"{prefix}{name}"] = (kind, optional, f"{target}.{name}: {annotation}")
+                declared[f"{prefix}{name}"] = Declared(kind, optional,
+                                                       f"veRL declares {kind.__name__} ({target}.{name}: {annotation})")
         for name, child in node.items():
             walk(child, f"{prefix}{name}.")
 
@@ -154,9 +169,9 @@ def violations(config: Any, defaults: Any, source_root: Path, keys: list[str] | 
         if value == "???" or isinstance(value, str) and value.startswith("${"):
             continue
         if key in declared:
-            kind, optional, where = declared[key]
-            if not (value is None and optional) and not _fits(value, kind):
-                found.append(f"{key}={value}: veRL declares {kind.__name__} ({where})")
+            takes = declared[key]
+            if not (value is None and takes.optional) and not _fits(value, takes.kind):
+                found.append(f"{key}={value}: {takes.says}")
                 continue
         bounds = RANGES.get(key)
         if bounds and isinstance(value, (int, float)) and not isinstance(value, bool) and not bounds.admits(value):

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from generator.cli import main as generator_main
+from generator.schemafindings import shown
 from support import helm as helm_cli
 
 TOS_BASE = {"type": "tos", "tos": {"bucket": "b", "region": "cn-beijing", "endpoint": "tos-cn-beijing.ivolces.com",
@@ -348,6 +349,93 @@ CASES = [
     Case("gcs-redis-password-secret-upper-case",
          ray(gcsFaultTolerance={"passwordSecret": {"secretName": "Redis_Auth"}}),
          "raycluster.gcsFaultTolerance.passwordSecret.secretName"),
+    # Issue 28: values of one mode given in the other are refused, not ignored.
+    Case("rayjob-ttl-in-raycluster-mode", job(rayJob={"ttlSecondsAfterFinished": 600}), "ppo-job.rayJob.ttlSecondsAfterFinished",
+         mentions=["global.mode=RayJob"]),
+    Case("rayjob-deadline-in-raycluster-mode", job(rayJob={"activeDeadlineSeconds": 3600}), "ppo-job.rayJob.activeDeadlineSeconds"),
+    Case("rayjob-keeps-cluster-in-raycluster-mode", job(rayJob={"shutdownAfterJobFinishes": False}),
+         "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    Case("stop-on-job-delete-in-rayjob-mode", {"global": {"mode": "RayJob"}, **job(submitter={"stopOnJobDelete": False})},
+         "ppo-job.submitter.stopOnJobDelete", mentions=["global.mode=RayCluster"]),
+    # Numbers past KubeRay's and the Job controller's int32 fields.
+    Case("rayjob-ttl-past-int32", {"global": {"mode": "RayJob"}, **job(rayJob={"ttlSecondsAfterFinished": 2147483648})},
+         "ppo-job.rayJob.ttlSecondsAfterFinished"),
+    Case("rayjob-deadline-past-int32", {"global": {"mode": "RayJob"}, **job(rayJob={"activeDeadlineSeconds": 9999999999})},
+         "ppo-job.rayJob.activeDeadlineSeconds"),
+    Case("submitter-backoff-past-int32", job(submitter={"backoffLimit": 2147483648}), "ppo-job.submitter.backoffLimit"),
+    Case("prepare-backoff-past-int32", job(prepare={"backoffLimit": 4294967296}), "ppo-job.prepare.backoffLimit"),
+    Case("autoscaling-max-past-int32", ray(worker={"autoscaling": {"maxReplicas": 2147483648}}),
+         "raycluster.worker.autoscaling.maxReplicas"),
+    # Free text printed as label values.
+    Case("volcano-queue-with-space", ray(queue={"volcano": "team a"}), "raycluster.queue.volcano"),
+    Case("volcano-queue-too-long", ray(queue={"volcano": "q" * 64}), "raycluster.queue.volcano", value=shown("q" * 64)),
+    Case("common-label-value-with-colon", {"global": {"commonLabels": {"team": "a: b"}}}, "global.commonLabels.team"),
+    Case("head-label-key-with-space", ray(head={"labels": {"my label": "x"}}), "raycluster.head.labels.my label"),
+    Case("node-selector-value-with-slash", ray(nodeSelector={"pool": "gpu/h800"}), "raycluster.nodeSelector.pool"),
+    Case("podmonitor-label-value-with-space", {"observability": {"podMonitor": {"additionalLabels": {"team": "a b"}}}},
+         "observability.podMonitor.additionalLabels.team"),
+    # NetworkPolicy peers: none empty, none open to every namespace without the opt-in.
+    Case("network-policy-empty-dashboard-peer", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]"),
+    Case("network-policy-empty-metrics-peer", ray(networkPolicy={"metricsFrom": [{}]}), "raycluster.networkPolicy.metricsFrom[0]"),
+    Case("dashboard-peer-every-namespace", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{"namespaceSelector": {}}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"], value='{"namespaceSelector":{}}'),
+    Case("dashboard-peer-every-namespace-some-pods", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [
+        {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app": "nginx"}}}]}), "raycluster.networkPolicy.dashboardFrom[0]",
+         mentions=["dashboardFromAnywhere"]),
+    Case("dashboard-peer-every-address", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"]),
+    # dashboardURL: not beside the release's own cluster, a real port.
+    Case("dashboard-url-beside-own-cluster", job(dashboardURL="http://other-head-svc.ray.svc:8265"), "ppo-job.dashboardURL",
+         mentions=["raycluster.enabled=false"]),
+    Case("dashboard-url-port-zero", {"raycluster": {"enabled": False}, **job(dashboardURL="http://head:0")}, "ppo-job.dashboardURL"),
+    Case("dashboard-url-port-past-65535", {"raycluster": {"enabled": False}, **job(dashboardURL="http://head:65536")},
+         "ppo-job.dashboardURL"),
+    # The preparation Job: what each hub client reads, no credentials in its spec, sources on the volume.
+    Case("prepare-hf-endpoint-without-scheme", job(prepare={"enabled": True, "endpoint": "hf-mirror.com"}),
+         "ppo-job.prepare.endpoint", mentions=["https://hf-mirror.com"]),
+    Case("prepare-modelscope-domain-as-url", job(prepare={"enabled": True, "source": "modelscope", "endpoint": "https://modelscope.cn",
+                                                          "dataset": {"id": "modelscope/gsm8k"}}), "ppo-job.prepare.endpoint",
+         mentions=["MODELSCOPE_DOMAIN"]),
+    Case("prepare-endpoint-with-credentials", job(prepare={"enabled": True, "endpoint": "https://user:hunter2@hf-mirror.com"}),
+         "ppo-job.prepare.endpoint", mentions=["tokenSecret"]),
+    Case("prepare-endpoint-port-past-65535", job(prepare={"endpoint": "https://hf-mirror.com:70000"}), "ppo-job.prepare.endpoint"),
+    Case("prepare-format-math-for-gsm8k", job(prepare={"enabled": True, "dataset": {"format": "math", "id": "openai/gsm8k"}}),
+         "ppo-job.prepare.dataset.format", mentions=["format=gsm8k"]),
+    Case("prepare-format-gsm8k-for-math", job(prepare={"enabled": True, "dataset": {"format": "gsm8k",
+                                                                                      "id": "DigitalLearningGmbH/MATH-lighteval"}}),
+         "ppo-job.prepare.dataset.format"),
+    Case("prepare-local-path-off-the-volume", job(prepare={"enabled": True, "source": "local", "dataset": {"localPath": "/tmp/gsm8k"},
+                                                            "model": {"localPath": "/data/offline/model"}}),
+         "ppo-job.prepare.dataset.localPath", mentions=["/data"]),
+    Case("prepare-local-path-climbs-out", job(prepare={"enabled": True, "source": "local", "dataset": {"localPath": "/data/offline/gsm8k"},
+                                                        "model": {"localPath": "/data/../etc"}}),
+         "ppo-job.prepare.model.localPath"),
+    Case("prepare-dataset-id-option", job(prepare={"dataset": {"id": "--help"}}), "ppo-job.prepare.dataset.id"),
+    Case("prepare-model-id-option", job(prepare={"model": {"id": "-rf"}}), "ppo-job.prepare.model.id"),
+    # Paths: the reward file is where it says.
+    Case("reward-path-climbs-out", job(reward={"functionPath": "/data/../etc/reward.py"}), "ppo-job.reward.functionPath",
+         mentions=["/etc/reward.py"]),
+    Case("reward-path-with-dot-dot-on-the-volume", job(reward={"functionPath": "/data/rewards/../score.py"}),
+         "ppo-job.reward.functionPath"),
+    # Environment: the chart's variables stay the chart's; a plain credential is refused wherever it is.
+    Case("env-overrides-tensorboard-dir", ray(head={"env": [{"name": "TENSORBOARD_DIR", "value": "/data/tb"}]}),
+         "raycluster.head.env[0]", mentions=["global.tensorboard.enabled"]),
+    Case("env-overrides-otel-endpoint", ray(env=[{"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": "http://x:4318"}]),
+         "raycluster.env[0]", mentions=["raycluster.tracing.startupHook.otlpEndpoint"]),
+    Case("env-duplicates-nccl", ray(nccl={"NCCL_DEBUG": "INFO"}, worker={"env": [{"name": "NCCL_DEBUG", "value": "WARN"}]}),
+         "raycluster.worker.env[0]", mentions=["raycluster.nccl.NCCL_DEBUG"]),
+    Case("extra-secret-env-overrides-pythonpath", ray(extraSecretEnv={"PYTHONPATH": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.PYTHONPATH", value="PYTHONPATH"),
+    Case("extra-secret-env-overrides-wandb-credentials", ray(credentials={"wandb": {"secretName": "wandb"}},
+                                                          extraSecretEnv={"WANDB_API_KEY": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.WANDB_API_KEY", value="WANDB_API_KEY"),
+    Case("literal-hf-token-value", ray(env=[{"name": "HUB", "value": "hf_abcdefghijklmnopqrstuvwxyz0123"}]), "raycluster.env[0]",
+         mentions=["extraSecretEnv"]),
+    Case("literal-url-with-password", ray(worker={"env": [{"name": "DATABASE_URL", "value": "postgres://app:hunter2@db:5432/x"}]}),
+         "raycluster.worker.env[0]", mentions=["extraSecretEnv"]),
+    Case("runtime-env-openai-key-value", job(runtimeEnv={"env": {"LLM_JUDGE": "sk-abcdefghijklmnopqrstuvwxyz"}}),
+         "ppo-job.runtimeEnv.env.LLM_JUDGE", value="(hidden)", mentions=["raycluster.extraSecretEnv"]),
 ]
 
 
@@ -384,7 +472,8 @@ ACCEPTED = [
                                                          "trainer.validation_data_dir=null", "hydra.run.dir=/data/hydra"])),
     Accepted("harmless-names-that-mention-tokens", ray(env=[{"name": "TOKENIZERS_PARALLELISM", "value": "false"}]) |
              job(runtimeEnv={"env": {"TOKENIZERS_PARALLELISM": "false", "NCCL_DEBUG": "INFO"}})),
-    Accepted("credentials-from-secrets", ray(credentials={"wandb": SECRET, "huggingface": {"secretName": "hf"}},
+    # Each credential once, from a Secret (the Hugging Face token through env: credentials.huggingface would set it too).
+    Accepted("credentials-from-secrets", ray(credentials={"wandb": SECRET},
                                              extraSecretEnv={"MLFLOW_TRACKING_PASSWORD": {"secretName": "mlflow", "key": "pw"}},
                                              env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}])),
     Accepted("wandb-logger-with-its-secret", job(trainer={"logger": ["console", "wandb"]}) | ray(credentials={"wandb": SECRET})),
@@ -398,6 +487,28 @@ ACCEPTED = [
     Accepted("toleration-without-key", ray(tolerations=[{"operator": "Exists"}])),
     Accepted("scrape-timeout-in-milliseconds", {"observability": {"podMonitor": {"interval": "1m", "scrapeTimeout": "59500ms"}}}),
     Accepted("release-name-that-starts-like-a-boolean", {}, release="yes-run"),
+    # Issue 28: unusual but valid.
+    Accepted("dataset-id-with-slash-and-dot", job(prepare={"enabled": True, "dataset": {"id": "my-org.lab/gsm8k.v2_clean"},
+                                                          "model": {"id": "Qwen/Qwen2.5-0.5B-Instruct"}})),
+    Accepted("reward-path-with-space", job(reward={"functionPath": "/data/my rewards/score it.py", "functionName": "score"})),
+    Accepted("grpo-with-two-responses", job(algorithm={"name": "grpo"}, rollout={"responsesPerPrompt": 2})),
+    Accepted("rayjob-ttl-zero", {"global": {"mode": "RayJob"}, **job(rayJob={"ttlSecondsAfterFinished": 0})}),
+    Accepted("rayjob-deadlines-at-int32", {"global": {"mode": "RayJob"}, **job(rayJob={"activeDeadlineSeconds": 2147483647})}),
+    Accepted("modelscope-domain-and-hf-url", job(prepare={"enabled": True, "source": "modelscope", "endpoint": "modelscope.cn:443",
+                                                         "dataset": {"id": "modelscope/gsm8k"}})),
+    Accepted("hf-mirror-url-with-path", job(prepare={"enabled": True, "endpoint": "https://mirror.example.com:8443/hf"})),
+    Accepted("prepare-local-under-the-volume", job(prepare={"enabled": True, "source": "local", "dataset": {"localPath": "/data/offline/gsm8k"},
+                                                            "model": {"localPath": "/data/offline/./model"}})),
+    Accepted("dashboard-peers-named", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}},
+        {"ipBlock": {"cidr": "10.0.0.0/16"}}], "metricsFrom": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]})),
+    Accepted("dashboard-every-namespace-with-opt-in", ray(ingress=NGINX_LOCKED, networkPolicy={
+        "dashboardFrom": [{"namespaceSelector": {}}], "dashboardFromAnywhere": True})),
+    Accepted("labels-and-queue-as-the-api-takes-them", ray(queue={"volcano": "team-a_GPU.1"}, nodeSelector={"node.kubernetes.io/pool": ""},
+                                                          head={"labels": {"example.com/cost-center": "R-and-D.42"}}) |
+             {"global": {"commonLabels": {"team": "research"}}}),
+    Accepted("env-that-mentions-the-charts-without-replacing", ray(env=[{"name": "PYTHONPATH_EXTRA", "value": "/code"},
+                                                                       {"name": "HF_HUB_OFFLINE", "value": "1"}])),
 ]
 
 
@@ -422,6 +533,12 @@ SCHEMA_CASES = {
     "prepare-memory-not-a-quantity", "tensorboard-cpu-zero", "storage-size-with-space", "prepare-endpoint-with-space",
     "mount-path-with-newline", "mount-path-with-space", "rdma-count-zero", "gcs-redis-address-with-credentials",
     "gcs-redis-address-without-port", "gcs-redis-password-secret-upper-case",
+    "rayjob-ttl-past-int32", "rayjob-deadline-past-int32", "submitter-backoff-past-int32", "prepare-backoff-past-int32",
+    "autoscaling-max-past-int32", "volcano-queue-with-space", "volcano-queue-too-long", "common-label-value-with-colon",
+    "head-label-key-with-space", "node-selector-value-with-slash", "podmonitor-label-value-with-space",
+    "network-policy-empty-dashboard-peer", "network-policy-empty-metrics-peer", "dashboard-url-port-zero",
+    "dashboard-url-port-past-65535", "prepare-endpoint-with-credentials", "prepare-endpoint-port-past-65535",
+    "prepare-dataset-id-option", "prepare-model-id-option",
 }
 CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
 
@@ -535,6 +652,10 @@ BEHIND_THE_SCHEMA = [
          mentions=["DNS-1035"]),
     Case("fullname-too-long-past-the-schema", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride",
          mentions=["46 characters"]),
+    Case("empty-dashboard-peer-past-the-schema", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", value="{}"),
+    Case("empty-metrics-peer-past-the-schema", ray(networkPolicy={"metricsFrom": [{}]}),
+         "raycluster.networkPolicy.metricsFrom[0]", value="{}"),
 ]
 
 
@@ -740,3 +861,39 @@ def test_check_findings_leave_extra_args_of_a_disabled_job_alone(capsys):
     assert generator_main(["check", "--set", "ppo-job.enabled=false",
                            "--set", "ppo-job.extraArgs[0]=trainer.val_before_trian=False"]) == 0, capsys.readouterr().out
     assert capsys.readouterr().err == "", "a disabled job's extraArgs are not looked at, not even to say why not"
+
+
+VKE_TOS = ("--set", "storage.tos.bucket=b", "--set", "storage.tos.secretName=tos-credentials")
+VKE_INGRESS_FIELDS = ["raycluster.ingress.enabled", "raycluster.networkPolicy.dashboardFrom"]
+
+
+def test_the_vke_ingress_hears_of_every_missing_piece_at_once(helm, capsys):
+    """A new user turning the dashboard Ingress on on VKE: the access control (to enforce on the ALB) and the
+    NetworkPolicy's dashboard peers, in one refusal, from Helm and from generator check alike."""
+    args = ("-f", "values/platforms/vke.yaml", *VKE_TOS, "--set", "raycluster.ingress.enabled=true")
+    result = helm_cli.template(helm, *args)
+    assert result.returncode != 0
+    assert "2 value(s) to fix" in result.stderr, result.stderr
+    assert all(f"  - {field}=" in result.stderr for field in VKE_INGRESS_FIELDS), result.stderr
+    assert "ALB" in result.stderr and "enforcedExternally=true" in result.stderr and "ipBlock" in result.stderr
+    assert generator_main(["check", "--together", "values/platforms/vke.yaml", *VKE_TOS,
+                           "--set", "raycluster.ingress.enabled=true"]) == 1
+    reported = [line.split(": ", 1)[1].split("=", 1)[0] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(reported) == VKE_INGRESS_FIELDS
+
+
+def readme_vke_example() -> str:
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    return re.search(r"```yaml\n(# dashboard-vke\.yaml.*?)```", readme, re.S).group(1)
+
+
+def test_the_readmes_vke_ingress_example_passes(helm, tmp_path, capsys):
+    path = tmp_path / "dashboard-vke.yaml"
+    path.write_text(readme_vke_example())
+    args = ("-f", "values/platforms/vke.yaml", *VKE_TOS, "-f", str(path))
+    result = helm_cli.template(helm, *args)
+    assert result.returncode == 0, result.output
+    policy = next(d for d in result.documents() if d["kind"] == "NetworkPolicy")
+    assert {"ipBlock": {"cidr": "192.168.16.0/24"}} in policy["spec"]["ingress"][-1]["from"]
+    assert generator_main(["check", "--together", "values/platforms/vke.yaml", str(path), *VKE_TOS]) == 0, \
+        capsys.readouterr().out

@@ -95,13 +95,13 @@ def test_a_misspelled_extra_arg_fails_composition(version):
 
 
 WRONG_VALUES = [
-    ("actor_rollout_ref.rollout.gpu_memory_utilization=banana", "veRL declares float"),
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=banana", "gpu_memory_utilization=banana: veRL "),
     ("actor_rollout_ref.rollout.gpu_memory_utilization=1.5", "must be > 0 and <= 1"),
     ("trainer.nnodes=-7", "must be >= 1"),
     ("trainer.n_gpus_per_node=0", "must be >= 1"),
-    ("trainer.save_freq=1.5", "veRL declares int"),
-    ("actor_rollout_ref.actor.ppo_mini_batch_size=banana", "veRL declares int"),
-    ("actor_rollout_ref.model.enable_gradient_checkpointing=maybe", "veRL declares bool"),
+    ("trainer.save_freq=banana", "save_freq=banana: veRL "),
+    ("actor_rollout_ref.actor.ppo_mini_batch_size=banana", "ppo_mini_batch_size=banana: veRL "),
+    ("actor_rollout_ref.model.enable_gradient_checkpointing=maybe", "enable_gradient_checkpointing=maybe: veRL "),
 ]
 
 
@@ -133,7 +133,7 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
     ("actor_rollout_ref.actor.loss_scale_factor=null", None),
     ("actor_rollout_ref.actor.ppo_micro_batch_size=null", None),
     ("actor_rollout_ref.rollout.gpu_memory_utilization=1", None),  # an int is a float too
-    ("trainer.save_freq=true", "trainer.save_freq=True: veRL declares int (its default)"),  # a bool is no int
+    ("trainer.save_freq=true", "trainer.save_freq=True: veRL reads a number here (its default is a number)"),  # a bool is no number
     ("actor_rollout_ref.actor.clip_ratio=false", "actor_rollout_ref.actor.clip_ratio=False: veRL declares float "
                                                  "(FSDPActorConfig.clip_ratio: float)"),
     ("trainer.project_name=42", None),  # a str field takes any scalar, as OmegaConf converts it
@@ -152,10 +152,37 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
     ("actor_rollout_ref.rollout.n=0", "actor_rollout_ref.rollout.n=0: must be >= 1 (veRL repeats every prompt n times)"),
     ("actor_rollout_ref.actor.ppo_epochs=null",  # a field with a non-None default is no Optional
      "actor_rollout_ref.actor.ppo_epochs=None: veRL declares int (FSDPActorConfig.ppo_epochs: int)"),
-    ("trainer.project_name=[1,2]", "trainer.project_name=[1, 2]: veRL declares str (its default)"),  # no list in a str
+    ("trainer.project_name=[1,2]", "trainer.project_name=[1, 2]: veRL reads text here (its default is text)"),  # no list in a str
 ])
 def test_one_override_against_the_types_of_verl_0_9(override, found):
     assert verlconfig.rejected_override(verl_config_dir("0.9.1"), override) == found
+
+
+# veRL 0.3 and 0.4 have YAML only: a float where the default is written as an integer is what veRL's code
+# takes (sampling parameters, the entropy coefficient), never a wrong type; a value of another kind still is.
+FLOATS_FOR_INTEGER_DEFAULTS = ["actor_rollout_ref.actor.entropy_coeff=0.01", "actor_rollout_ref.rollout.top_p=0.9",
+                               "actor_rollout_ref.rollout.top_k=-1", "actor_rollout_ref.rollout.val_kwargs.temperature=0.6",
+                               "actor_rollout_ref.rollout.val_kwargs.top_p=0.95", "trainer.save_freq=2.5"]
+
+
+@pytest.mark.parametrize("version", ["0.3.0.post1", "0.4.1"])
+def test_a_float_for_an_integer_default_is_accepted(version):
+    directory = verl_config_dir(version)
+    for override in FLOATS_FOR_INTEGER_DEFAULTS:
+        key = override.split("=", 1)[0]
+        if OmegaConf.select(verlconfig.defaults(directory), key) is None:
+            continue  # a key this version does not have (val_kwargs came with 0.4)
+        assert verlconfig.rejected_override(directory, override) is None, override
+    assert verlconfig.rejected_override(directory, "actor_rollout_ref.actor.entropy_coeff=banana") == (
+        "actor_rollout_ref.actor.entropy_coeff=banana: veRL reads a number here (its default is a number)")
+    assert verlconfig.rejected_override(directory, "actor_rollout_ref.rollout.top_p=true") is not None
+
+
+@pytest.mark.parametrize("version", ["0.3.0.post1", "0.4.1"])
+def test_generator_check_accepts_a_float_for_an_integer_default(version, tmp_path, capsys):
+    path = extra_args_file(tmp_path, version, "actor_rollout_ref.actor.entropy_coeff=0.01",
+                           "actor_rollout_ref.rollout.top_p=0.9")
+    assert generator_main(["check", str(path)]) == 0, capsys.readouterr().out
 
 
 def test_correct_extra_arg_composes():
@@ -183,7 +210,7 @@ def test_generator_check_rejects_an_extra_arg_of_the_wrong_type(version, tmp_pat
     path = extra_args_file(tmp_path, version, "trainer.critic_warmup=banana")
     assert generator_main(["check", str(path)]) == 1
     assert ("ppo-job.extraArgs[0]=trainer.critic_warmup=banana: is rejected by veRL "
-            f"{version}'s config: trainer.critic_warmup=banana: veRL declares int") in capsys.readouterr().out
+            f"{version}'s config: trainer.critic_warmup=banana: veRL ") in capsys.readouterr().out
 
 
 def test_generator_check_says_when_the_config_is_not_there(tmp_path, capsys, monkeypatch):
@@ -234,13 +261,14 @@ def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm
         assert {"actor_rollout_ref.rollout.mode", "actor_rollout_ref.rollout.tensor_model_parallel_size"} <= keys
 
 
+@pytest.mark.parametrize("path", ["/data/rewards/score.py", "/data/my rewards/score it.py"])  # a space arrives quoted
 @pytest.mark.parametrize("version", verl_versions())
-def test_custom_reward_function_lands_where_the_version_reads_it(version):
-    words = rendered_command("--set", "ppo-job.reward.functionPath=/data/rewards/score.py",
+def test_custom_reward_function_lands_where_the_version_reads_it(version, path):
+    words = rendered_command("--set", f"ppo-job.reward.functionPath={path}",
                              "--set", "ppo-job.reward.functionName=score", "--set-string", f"ppo-job.verlVersion={version}")
     config = compose_with_verl(version, words[3:])
     section = config.reward.custom_reward_function if version == "0.9.1" else config.custom_reward_function
-    assert (section.path, section.name) == ("/data/rewards/score.py", "score")
+    assert (section.path, section.name) == (path, "score")
 
 
 # Values that Hydra's override grammar or OmegaConf would otherwise read as syntax or as another type.
@@ -310,12 +338,12 @@ def test_config_dir_falls_back_to_an_installed_verl_of_that_version(tmp_path, mo
 def test_each_wrong_type_in_one_config_is_listed():
     directory = verl_config_dir("0.9.1")
     config = verlconfig.compose(directory, ["actor_rollout_ref.rollout.gpu_memory_utilization=banana",
-                                            "trainer.save_freq=1.5", "trainer.nnodes=0"])
+                                            "trainer.save_freq=banana", "trainer.nnodes=0"])
     assert verlconfig.type_violations(directory, config) == [
         "actor_rollout_ref.rollout.gpu_memory_utilization=banana: veRL declares float "
         "(RolloutConfig.gpu_memory_utilization: float)",
         "trainer.nnodes=0: must be >= 1 (veRL builds its GPU resource pool as [n_gpus_per_node] * nnodes)",
-        "trainer.save_freq=1.5: veRL declares int (its default)"]
+        "trainer.save_freq=banana: veRL reads a number here (its default is a number)"]
 
 
 @pytest.mark.parametrize("version", verl_versions())

@@ -16,6 +16,7 @@ from lab.mutate.python_mutants import NICE
 
 SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 RAYCLUSTER_RULES = "charts/verl-ppo/charts/raycluster/templates/_rules.tpl"
+LABELS = "charts/verl-ppo/charts/verl-ppo-lib/templates/_labels.tpl"
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,11 @@ BREAKAGES = (
              "generator/sizing.py", "    while per_gpu % micro:\n        micro //= 2\n", "",
              ("tests/test_sizing.py",)),
     Breakage("the Ray pods lose the release label the NetworkPolicy admits",
-             "charts/verl-ppo/charts/raycluster/templates/_pod.tpl",
-             '    {{- include "verl-ppo.releasePodLabel" $ctx | nindent 4 }}\n', "",
+             LABELS, '(include "verl-ppo.releasePodLabel" .ctx)', '""',
              ("tests/test_chart_networkpolicy.py", "-k", "not helm3")),
+    Breakage("labels from values replace the chart's (a pod label takes the head out of the NetworkPolicy)",
+             LABELS, "{{- range $key := keys $owned }}{{ $_ := unset $user $key }}{{ end -}}\n", "",
+             ("tests/test_chart_labels.py", "-k", "not helm3 and any_pod")),
     Breakage("the rule against a TensorBoard path equal to the dashboard's is gone",
              RAYCLUSTER_RULES, '{{- else if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}',
              "{{- else if false -}}", ("tests/test_observability_chart.py", "-k", "not helm3 and tensorboard")),
@@ -80,6 +83,13 @@ BREAKAGES = (
              SUBMITTER, "        wait_for_cluster(api, settings)\n        return 0\n",
              "        return 0 if api.cluster_gpus() >= settings.expected_gpus else 3\n",
              ("tests/test_submitter_ray.py", "-k", "check_mode_waits")),
+    Breakage("the Ingress's rules are one chain: a first install hears of one at a time (issue 28)",
+             RAYCLUSTER_RULES, "{{- end -}}\n{{- if and .Values.networkPolicy.enabled",
+             "{{- else if and .Values.networkPolicy.enabled",
+             ("tests/test_bad_input.py", "-k", "not helm3 and every_missing_piece")),
+    Breakage("a veRL key's type is guessed from its default's spelling (entropy_coeff=0.01 refused)",
+             "generator/verltypes.py", 'DEFAULT_KINDS = {int: (float, "a number")',
+             'DEFAULT_KINDS = {int: (int, "a number")', ("tests/test_verl_config.py", "-k", "float_for_an_integer")),
     Breakage("veRL's declared types are not checked (gpu_memory_utilization=banana composes)",
              "generator/verltypes.py",
              "    return isinstance(value, int) if kind is int else isinstance(value, (int, float))",

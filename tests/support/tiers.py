@@ -15,7 +15,7 @@ TIERS = {
     "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
               "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py",
               "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py",
-              "test_chart_faulttolerance.py"),
+              "test_chart_faulttolerance.py", "test_chart_labels.py"),
     "release": ("test_release_*.py",),
     "verl": ("test_verl_config.py",),
     "ray": ("test_submitter_ray.py", "test_submitter_unit.py", "test_submitter_rayjob.py", "test_submitter_logs.py", "test_submitter_faults.py",

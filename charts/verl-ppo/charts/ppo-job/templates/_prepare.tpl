@@ -42,8 +42,7 @@
 {{- $p := .Values.prepare -}}
 metadata:
   labels:
-    {{- include "verl-ppo.selectorLabels" (dict "ctx" $ "component" "prepare") | nindent 4 }}
-    {{- include "verl-ppo.releasePodLabel" . | nindent 4 }}
+    {{- include "verl-ppo.podLabels" (dict "ctx" $ "component" "prepare") | nindent 4 }}
 spec:
   restartPolicy: Never
   automountServiceAccountToken: false

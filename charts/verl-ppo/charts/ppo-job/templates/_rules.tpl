@@ -10,6 +10,18 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepare" . -}}
 {{- include "ppo-job.rules.rayJob" . -}}
+{{- include "ppo-job.rules.reward" . -}}
+{{- end -}}
+
+{{/* The custom reward file: read where it is (quoted where it lands, a space is fine), but a '..' segment is
+     refused: written out, the path says where it reads. */}}
+{{- define "ppo-job.rules.reward" -}}
+{{- $path := .Values.reward.functionPath -}}
+{{- if and $path (has ".." (splitList "/" $path)) -}}
+{{- $mount := include "verl-ppo.mountPath" . -}}
+{{- $leaves := and (hasPrefix (printf "%s/" $mount) $path) (not (include "verl-ppo.onVolume" (dict "ctx" $ "path" $path))) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.reward.functionPath" "value" $path "problem" (printf "has a '..' segment: it reads %s%s" (clean $path) (ternary (printf ", off the shared volume (%s)" $mount) "" $leaves)) "fix" (printf "write the file's own path without '..', e.g. --set ppo-job.reward.functionPath=%s/rewards/score.py" $mount)) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "ppo-job.rules.batch" -}}
@@ -65,7 +77,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" "--set ppo-job.verlVersion=0.3.0.post1, 0.4.1 or 0.9.1") -}}
 {{- end -}}
 {{- range $name, $value := .Values.runtimeEnv.env -}}
-{{- if include "verl-ppo.looksLikeCredential" $name -}}
+{{- if or (include "verl-ppo.looksLikeCredential" $name) (include "verl-ppo.looksLikeCredentialValue" $value) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.runtimeEnv.env.%s" $name) "value" "(hidden)" "problem" "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" $name $name)) -}}
 {{- end -}}
 {{- end -}}
@@ -146,6 +158,30 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.%s" $field) "value" $path "problem" (printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount) "fix" (printf "put it under %s, or --set ppo-job.prepare.enabled=false" $mount)) -}}
 {{- end -}}
 {{- end -}}
+{{- with $prepare.endpoint -}}
+{{- $url := regexMatch "^https?://" . -}}
+{{- if and (eq $prepare.source "huggingface") (not $url) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.prepare.endpoint" "value" . "problem" "has no scheme: Hugging Face's client reads HF_ENDPOINT as a URL" "fix" (printf "--set ppo-job.prepare.endpoint=https://%s" .)) -}}
+{{- else if and (eq $prepare.source "modelscope") $url -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.prepare.endpoint" "value" . "problem" "is a URL: ModelScope's client reads MODELSCOPE_DOMAIN as a domain and adds the scheme itself" "fix" (printf "--set ppo-job.prepare.endpoint=%s" (regexReplaceAll "^https?://([^/]+).*$" . "${1}"))) -}}
+{{- else if eq $prepare.source "local" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.prepare.endpoint" "value" . "problem" "names a hub mirror, but prepare.source local reads the shared volume only" "fix" "--set ppo-job.prepare.endpoint='', or --set ppo-job.prepare.source=huggingface (or modelscope)") -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $prepare.source "local" -}}
+{{- range $part := $parts -}}
+{{- $path := (get $prepare $part).localPath -}}
+{{- if and $path (not (include "verl-ppo.onVolume" (dict "ctx" $ "path" $path))) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.prepare.%s.localPath" $part) "value" $path "problem" (printf "is not on the shared volume (%s) once normalised: the preparation Job mounts only that volume" (include "verl-ppo.mountPath" $)) "fix" (printf "copy it onto the volume and --set ppo-job.prepare.%s.localPath=%s<directory>" $part $mount)) -}}
+{{- end -}}
+{{- end -}}
+{{- else if has $prepare.dataset.format (list "gsm8k" "math") -}}
+{{- $name := lower (last (splitList "/" $prepare.dataset.id)) -}}
+{{- $looksLike := ternary "gsm8k" (ternary "math" "" (contains "math" $name)) (contains "gsm8k" $name) -}}
+{{- if and $looksLike (ne $looksLike $prepare.dataset.format) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.prepare.dataset.format" "value" $prepare.dataset.format "problem" (printf "does not fit prepare.dataset.id %s, a %s dataset: its records have other fields and veRL would score them with the wrong reward" $prepare.dataset.id $looksLike) "fix" (printf "--set ppo-job.prepare.dataset.format=%s, or name a %s dataset in prepare.dataset.id" $looksLike $prepare.dataset.format)) -}}
+{{- end -}}
+{{- end -}}
 {{- $sourceKey := ternary "localPath" "id" (eq $prepare.source "local") -}}
 {{- range $part := $parts -}}
 {{- $field := printf "ppo-job.prepare.%s.%s" $part $sourceKey -}}
@@ -191,5 +227,26 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- with .Values.dashboardURL -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.dashboardURL" "value" . "problem" "names another cluster, but a RayJob's submitter submits to the cluster KubeRay creates for it" "fix" "--set ppo-job.dashboardURL='' in RayJob mode, or --set global.mode=RayCluster to submit to that cluster") -}}
 {{- end -}}
+{{- end -}}
+{{- include "ppo-job.rules.otherMode" . -}}
+{{- end -}}
+
+{{/* Values one mode reads, set in the other to anything but their neutral value (what the other mode does
+     anyway): they would be ignored without a word. */}}
+{{- define "ppo-job.rules.otherMode" -}}
+{{- $r := .Values.rayJob -}}
+{{- $set := dict -}}
+{{- if include "verl-ppo.rayJobMode" . -}}
+{{- if not .Values.submitter.stopOnJobDelete }}{{ $_ := set $set "submitter.stopOnJobDelete" false }}{{ end -}}
+{{- else -}}
+{{- if not $r.shutdownAfterJobFinishes }}{{ $_ := set $set "rayJob.shutdownAfterJobFinishes" false }}{{ end -}}
+{{- range $key := list "ttlSecondsAfterFinished" "activeDeadlineSeconds" "preRunningDeadlineSeconds" "deletionStrategy" -}}
+{{- with get $r $key }}{{ $_ := set $set (printf "rayJob.%s" $key) . }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $mode := ternary "RayJob" "RayCluster" (not (empty (include "verl-ppo.rayJobMode" .))) -}}
+{{- $other := ternary "RayCluster" "RayJob" (eq $mode "RayJob") -}}
+{{- range $path, $value := $set -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.%s" $path) "value" (ternary (toJson $value) (include "verl-ppo.scalar" $value) (kindIs "map" $value)) "problem" (printf "is read in %s mode only; with global.mode=%s it would be ignored" $other $mode) "fix" (printf "remove it, or --set global.mode=%s" $other)) -}}
 {{- end -}}
 {{- end -}}

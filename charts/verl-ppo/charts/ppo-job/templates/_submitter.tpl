@@ -9,8 +9,7 @@
 {{- $ownJob := not (include "verl-ppo.rayJobMode" .) -}}
 metadata:
   labels:
-    {{- include "verl-ppo.selectorLabels" (dict "ctx" $ "component" "ppo-job") | nindent 4 }}
-    {{- include "verl-ppo.releasePodLabel" . | nindent 4 }}
+    {{- include "verl-ppo.podLabels" (dict "ctx" $ "component" "ppo-job") | nindent 4 }}
 spec:
   restartPolicy: Never
   {{- if and $ownJob $v.submitter.stopOnJobDelete }}

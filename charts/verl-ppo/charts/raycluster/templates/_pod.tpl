@@ -8,14 +8,8 @@ Head and workers share everything but their role, resources and ports.
 {{- $global := $values.global -}}
 metadata:
   labels:
-    {{- include "verl-ppo.selectorLabels" (dict "ctx" $ctx "component" (printf "ray-%s" .role)) | nindent 4 }}
-    {{- include "verl-ppo.releasePodLabel" $ctx | nindent 4 }}
-    {{- if include "verl-ppo.rayJobMode" $ctx }}
-    {{- include "verl-ppo.rayPodSelector" $ctx | nindent 4 }}
-    {{- end }}
-    {{- with .node.labels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
+    {{- $extra := ternary (include "verl-ppo.rayPodSelector" $ctx) "" (not (empty (include "verl-ppo.rayJobMode" $ctx))) }}
+    {{- include "verl-ppo.podLabels" (dict "ctx" $ctx "component" (printf "ray-%s" .role) "extra" $extra "user" .node.labels) | nindent 4 }}
   {{- $annotations := deepCopy (.node.annotations | default dict) }}
   {{- if $values.tracing.apmplusInject }}
   {{- $_ := set $annotations "instrumentation.apmplus.volcengine.com/inject-python" "true" }}
@@ -82,24 +76,7 @@ spec:
         limits:
           {{- toYaml $resources | nindent 10 }}
       env:
-        - name: PYTHONPATH
-          value: {{ include "raycluster.pythonPath" $ctx | quote }}
-        {{- include "raycluster.observabilityEnv" (dict "ctx" $ctx "role" .role) | indent 8 }}
-        {{- with $values.tracing.disabledInstrumentations }}
-        - name: OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
-          value: {{ . | quote }}
-        {{- end }}
-        {{- range $name, $value := $values.nccl }}
-        - name: {{ $name }}
-          value: {{ include "verl-ppo.scalar" $value | quote }}
-        {{- end }}
-        {{- with include "raycluster.secretEnv" $ctx }}{{ . | trim | nindent 8 }}{{ end }}
-        {{- with $values.env }}
-        {{- toYaml . | nindent 8 }}
-        {{- end }}
-        {{- with .node.env }}
-        {{- toYaml . | nindent 8 }}
-        {{- end }}
+        {{- include "verl-ppo.mergedEnv" (dict "chart" (include "raycluster.chartEnv" (dict "ctx" $ctx "role" .role)) "user" (concat ($values.env | default list) (.node.env | default list))) | nindent 8 }}
       securityContext:
         {{- include "raycluster.containerSecurityContext" $ctx | nindent 8 }}
       volumeMounts:
@@ -127,6 +104,43 @@ spec:
         sizeLimit: {{ . | quote }}
         {{- end }}
     {{- end }}
+{{- end -}}
+
+{{/* The environment the chart sets on a Ray container (YAML list): the image's code and the tracing hook on
+     PYTHONPATH, observability, NCCL from raycluster.nccl, credentials from Secrets. Call with (dict "ctx" $ "role" r). */}}
+{{- define "raycluster.chartEnv" -}}
+{{- $values := .ctx.Values -}}
+- name: PYTHONPATH
+  value: {{ include "raycluster.pythonPath" .ctx | quote }}
+{{- include "raycluster.observabilityEnv" . }}
+{{- with $values.tracing.disabledInstrumentations }}
+- name: OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
+  value: {{ . | quote }}
+{{- end }}
+{{- range $name, $value := $values.nccl }}
+- name: {{ $name }}
+  value: {{ include "verl-ppo.scalar" $value | quote }}
+{{- end }}
+{{- with include "raycluster.secretEnv" .ctx }}{{ . | trim | nindent 0 }}{{ end }}
+{{- end -}}
+
+{{/* Names of the variables the chart may set on a Ray container, each with the value that sets it (JSON): the
+     rulebook refuses them in raycluster.env, head.env, worker.env and extraSecretEnv (verl-ppo.mergedEnv also
+     drops them there). */}}
+{{- define "raycluster.ownedEnv" -}}
+{{- $owned := dict "PYTHONPATH" "raycluster.pythonPath" "TENSORBOARD_DIR" "global.tensorboard.enabled"
+  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" "raycluster.tracing.startupHook.otlpEndpoint"
+  "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" "raycluster.tracing.startupHook.otlpProtocol"
+  "OTEL_SERVICE_NAME" "global.fullnameOverride"
+  "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS" "raycluster.tracing.disabledInstrumentations"
+  "RAY_GRAFANA_HOST" "raycluster.head.dashboardMetrics.grafanaHost"
+  "RAY_GRAFANA_IFRAME_HOST" "raycluster.head.dashboardMetrics.grafanaIframeHost"
+  "RAY_PROMETHEUS_HOST" "raycluster.head.dashboardMetrics.prometheusHost" -}}
+{{- range $name, $_ := .Values.nccl }}{{ $_ := set $owned $name (printf "raycluster.nccl.%s" $name) }}{{ end -}}
+{{- range $name, $ref := dict "WANDB_API_KEY" .Values.credentials.wandb "HF_TOKEN" .Values.credentials.huggingface -}}
+{{- if $ref.secretName }}{{ $_ := set $owned $name (printf "raycluster.credentials.%s" (ternary "wandb" "huggingface" (eq $name "WANDB_API_KEY"))) }}{{ end -}}
+{{- end -}}
+{{- toJson $owned -}}
 {{- end -}}
 
 {{/* The Ray container's security context: the user's, with every capability dropped and only what the chosen
@@ -166,7 +180,9 @@ automountServiceAccountToken: false
 {{- range $name, $ref := dict "WANDB_API_KEY" .Values.credentials.wandb "HF_TOKEN" .Values.credentials.huggingface -}}
 {{- if $ref.secretName -}}{{- $_ := set $refs $name $ref -}}{{- end -}}
 {{- end -}}
-{{- $refs = merge (deepCopy (.Values.extraSecretEnv | default dict)) $refs -}}
+{{- $extra := deepCopy (.Values.extraSecretEnv | default dict) -}}
+{{- range $name, $_ := include "raycluster.ownedEnv" . | fromJson }}{{ $_ := unset $extra $name }}{{ end -}}
+{{- $refs = merge $extra $refs -}}
 {{- range $name, $ref := $refs }}
 - name: {{ $name | quote }}
   valueFrom:

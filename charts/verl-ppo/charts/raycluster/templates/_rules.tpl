@@ -56,14 +56,62 @@
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.ingress.annotations.%s" $key) "value" (get $ingress.annotations $key) "problem" "would replace the access control the chart sets from ingress.accessControl" "fix" "remove it and set raycluster.ingress.accessControl (sourceRanges, basicAuthSecret), or enforce access outside the chart with --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
 {{- end -}}
 {{- end -}}
-{{- if and (ne $ingress.provider "nginx") (or $access.sourceRanges $access.basicAuthSecret) -}}
+{{- /* Each rule on its own: a first install hears of every one it breaks (an ALB needs its listener restricted
+       and the NetworkPolicy's peers named, together). */ -}}
+{{- $nginx := eq $ingress.provider "nginx" -}}
+{{- if and (not $nginx) (or $access.sourceRanges $access.basicAuthSecret) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.accessControl" "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
-{{- else if not (or (without $access.sourceRanges "0.0.0.0/0" "::/0") $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
-{{- else if and .Values.networkPolicy.enabled (not .Values.networkPolicy.dashboardFrom) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" "name the ingress controller's peers, e.g. --set-json 'raycluster.networkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]' (an ipBlock of the load balancer's subnet for an ALB), or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true") -}}
+{{- end -}}
+{{- if not (include "raycluster.ingressAccessControls" .Values | fromJsonArray) -}}
+{{- $fix := "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" -}}
+{{- if not $nginx -}}
+{{- $fix = printf "restrict the %s's listener to your clients (e.g. an ALB listener ACL), then --set raycluster.ingress.accessControl.enforcedExternally=true; or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" (ternary "ALB" "load balancer" (eq $ingress.provider "alb")) -}}
+{{- end -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" (printf "exposes the Ray dashboard, which runs any job it is sent, without an access control%s" (ternary "" (printf " (with provider %s the chart cannot set one)" $ingress.provider) $nginx)) "fix" $fix) -}}
+{{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.dashboardFrom) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" (printf "name the ingress controller's peers, e.g. %s, or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true" (ternary "--set-json 'raycluster.networkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]'" "--set-json 'raycluster.networkPolicy.dashboardFrom=[{\"ipBlock\":{\"cidr\":\"<the load balancer's subnet>\"}}]'" $nginx))) -}}
 {{- end -}}
 {{- end -}}
+{{- include "raycluster.rules.networkPolicyPeers" . -}}
+{{- end -}}
+
+{{/* The access controls in effect on the dashboard Ingress (JSON list), any one enough. Call with the values. */}}
+{{- define "raycluster.ingressAccessControls" -}}
+{{- $ingress := .ingress -}}
+{{- $access := $ingress.accessControl -}}
+{{- $controls := list -}}
+{{- if eq $ingress.provider "nginx" -}}
+{{- range $access.sourceRanges }}{{ if not (hasSuffix "/0" .) }}{{ $controls = append $controls "sourceRanges" }}{{ end }}{{ end -}}
+{{- if $access.basicAuthSecret }}{{ $controls = append $controls "basicAuthSecret" }}{{ end -}}
+{{- end -}}
+{{- if $access.enforcedExternally }}{{ $controls = append $controls "enforcedExternally" }}{{ end -}}
+{{- if $ingress.allowUnauthenticated }}{{ $controls = append $controls "allowUnauthenticated" }}{{ end -}}
+{{- toJson (uniq $controls) -}}
+{{- end -}}
+
+{{/* The NetworkPolicy's peers: none empty (the API refuses one), and the dashboard's open to every namespace or
+     address only with the dashboardFromAnywhere opt-in. */}}
+{{- define "raycluster.rules.networkPolicyPeers" -}}
+{{- $policy := .Values.networkPolicy -}}
+{{- range $list := list "metricsFrom" "dashboardFrom" -}}
+{{- range $index, $peer := get $policy $list -}}
+{{- $field := printf "raycluster.networkPolicy.%s[%d]" $list $index -}}
+{{- if not (or (hasKey $peer "podSelector") (hasKey $peer "namespaceSelector") (hasKey $peer "ipBlock")) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (toJson $peer) "problem" "names no peer: the API refuses an empty NetworkPolicy peer" "fix" (printf "give it a podSelector, namespaceSelector or ipBlock, or remove it%s" (ternary " (an empty metricsFrom admits every scraper)" "" (eq $list "metricsFrom")))) -}}
+{{- else if and (eq $list "dashboardFrom") (not $policy.dashboardFromAnywhere) (include "raycluster.peerAdmitsEveryone" $peer) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (toJson $peer) "problem" "admits every namespace (an empty selector or a /0 block): any pod or address could reach the dashboard port, past the Ingress's access control" "fix" "name the ingress controller's namespace, e.g. {\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}, or opt in with --set raycluster.networkPolicy.dashboardFromAnywhere=true") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when a NetworkPolicy peer admits every namespace: a namespaceSelector that selects all of them
+     (a pod label narrowing it is no bound: anyone who may create a pod in any namespace sets it), or an ipBlock of /0. */}}
+{{- define "raycluster.peerAdmitsEveryone" -}}
+{{- $namespaces := .namespaceSelector | default dict -}}
+{{- $everyNamespace := and (hasKey . "namespaceSelector") (not (or $namespaces.matchLabels $namespaces.matchExpressions)) -}}
+{{- if or $everyNamespace (and .ipBlock (hasSuffix "/0" (toString .ipBlock.cidr))) -}}true{{- end -}}
 {{- end -}}
 
 {{/* The TensorBoard path needs TensorBoard and the dashboard Ingress; an OTLP endpoint needs the hook. */}}
@@ -72,7 +120,8 @@
 {{- if $path -}}
 {{- if not .Values.global.tensorboard.enabled -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard, which is off" "fix" "--set global.tensorboard.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
-{{- else if not .Values.ingress.enabled -}}
+{{- end -}}
+{{- if not .Values.ingress.enabled -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is a path on the dashboard Ingress, which is off" "fix" "--set raycluster.ingress.enabled=true (with an access control), or --set global.tensorboard.ingressPath=''") -}}
 {{- else if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is the Ray dashboard's own path (raycluster.ingress.path)" "fix" "use another path, e.g. --set global.tensorboard.ingressPath=/tensorboard") -}}
@@ -84,19 +133,33 @@
 {{- end -}}
 {{- end -}}
 
-{{/* The Ray pods' environment: credentials only from Secrets, and the chart's PYTHONPATH (image code, tracing hook) kept. */}}
+{{/* The Ray pods' environment: credentials only from Secrets, and every variable the chart sets (raycluster.ownedEnv:
+     PYTHONPATH with the image's code and the tracing hook, observability, NCCL, credentials) kept as the chart sets it. */}}
 {{- define "raycluster.rules.env" -}}
+{{- $owned := include "raycluster.ownedEnv" . | fromJson -}}
 {{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
 {{- range $index, $item := $items -}}
 {{- $field := printf "raycluster.%s[%d]" $list $index -}}
-{{- if and (include "verl-ppo.looksLikeCredential" $item.name) (hasKey $item "value") -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (or raycluster.credentials.wandb / .huggingface)" $item.name $item.name)) -}}
+{{- if and (hasKey $item "value") (or (include "verl-ppo.looksLikeCredential" $item.name) (include "verl-ppo.looksLikeCredentialValue" $item.value)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "use extraSecretEnv: kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (or raycluster.credentials.wandb / .huggingface)" $item.name $item.name)) -}}
 {{- end -}}
-{{- if eq $item.name "PYTHONPATH" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "would replace the chart's PYTHONPATH (the image's veRL code and the tracing hook)" "fix" "--set raycluster.pythonPath=<your directories, colon-separated> instead") -}}
+{{- if hasKey $owned $item.name -}}
+{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $item.name "setBy" (get $owned $item.name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- range $name, $_ := .Values.extraSecretEnv -}}
+{{- if hasKey $owned $name -}}
+{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" (printf "raycluster.extraSecretEnv.%s" $name) "name" $name "setBy" (get $owned $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* One variable from values that would replace one the chart sets: (dict "state" "field" "name" "setBy"). */}}
+{{- define "raycluster.rules.ownedEnv" -}}
+{{- $fix := printf "remove it and set %s instead" .setBy -}}
+{{- if eq .name "PYTHONPATH" }}{{ $fix = "remove it and --set raycluster.pythonPath=<your directories, colon-separated> instead" }}{{ end -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .name "problem" (printf "would replace the %s the chart sets on the Ray pods (from %s)" .name .setBy) "fix" $fix) -}}
 {{- end -}}
 
 {{/* Kueue's own refusals of a queued RayCluster or RayJob, and a release larger than its ClusterQueue's whole GPU

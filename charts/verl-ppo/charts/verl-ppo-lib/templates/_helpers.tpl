@@ -87,3 +87,10 @@ Where a value lands, and the one template that makes it arrive there literally.
 {{- define "verl-ppo.looksLikeCredential" -}}
 {{- if regexMatch "(?i)((^|_)(TOKEN|PASSWORD|PASSWD|CREDENTIALS?|APIKEY)(_|$)|(^|_)SECRET|(^|_)KEY(_ID)?$)" (toString .) -}}true{{- end -}}
 {{- end -}}
+
+{{/* "true" when a value is plainly a credential whatever its variable's name: a token of a well-known
+     service (Hugging Face hf_, OpenAI sk-, GitHub ghp_/github_pat_, Slack xox?-, an AWS access key id) or a
+     URL carrying user:password@. */}}
+{{- define "verl-ppo.looksLikeCredentialValue" -}}
+{{- if regexMatch "^(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|(AKIA|ASIA)[0-9A-Z]{16})$|^[a-z][a-z0-9+.-]*://[^/@\\s]+:[^/@\\s]*@" (toString .) -}}true{{- end -}}
+{{- end -}}

@@ -80,6 +80,9 @@ their path in the umbrella's values (ppo-job.data.trainBatchSize) and report thr
 {{- if and $job (not $ray) (not $job.dashboardURL) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" "" "problem" "is empty: the run would go to this release's RayCluster, which raycluster.enabled=false does not create" "fix" "--set ppo-job.dashboardURL=http://<head service>.<namespace>.svc:8265 (the Ray cluster to run on), or --set raycluster.enabled=true") -}}
 {{- end -}}
+{{- if and $job $ray $job.dashboardURL (not (include "verl-ppo.rayJobMode" .)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" $job.dashboardURL "problem" "sends the run to another Ray cluster while this release creates its own RayCluster, whose GPUs would then idle" "fix" "--set ppo-job.dashboardURL='' to run on this release's cluster, or --set raycluster.enabled=false to run on the other one") -}}
+{{- end -}}
 {{- include "verl-ppo.rules.rayJobMode" . -}}
 {{- $path := $global.tensorboard.ingressPath -}}
 {{- if and $path (not (hasKey .present "observability")) -}}
