@@ -4,6 +4,7 @@ env, and TensorBoard (Pod Security "restricted", veRL's logger, the Ingress path
 Helm and in `generator check` alike."""
 
 import json
+import shlex
 
 import pytest
 import yaml
@@ -78,6 +79,38 @@ def test_dashboard_label_folder_and_selection_are_settable(helm, validator):
                if "grafana_dashboard" in m["metadata"]["labels"])
     off = render(helm, validator, "--set", "observability.dashboards.enabled=false")
     assert not [m for m in of_kind(off, "ConfigMap") if "grafana_dashboard" in m["metadata"]["labels"]]
+
+
+def test_the_rollout_dashboard_ships_beside_rays_when_listed(helm, validator):
+    documents = render(helm, validator, "--set", "observability.dashboards.include={default,rollout}")
+    maps = {m["metadata"]["name"]: m for m in of_kind(documents, "ConfigMap")
+            if m["metadata"]["labels"].get("grafana_dashboard") == "1"}
+    assert sorted(maps) == ["verl-ppo-dashboard-default", "verl-ppo-dashboard-rollout"]
+    (key, text), = maps["verl-ppo-dashboard-rollout"]["data"].items()
+    assert key == "verl-rollout-dashboard.json"
+    assert json.loads(text) == json.loads(generator_dashboards.dashboard_path("rollout").read_text())
+    assert maps["verl-ppo-dashboard-rollout"]["metadata"]["annotations"] == {"grafana_folder": "Ray"}
+
+
+ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true", "actor_rollout_ref.rollout.disable_log_stats=false"]
+
+
+def entrypoint_words(helm, *args) -> list[str]:
+    result = helm_cli.template(helm, *args)
+    assert result.returncode == 0, result.output
+    config = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
+    return shlex.split(json.loads(config["data"]["job.json"])["entrypoint"])
+
+
+@pytest.mark.parametrize("version, engine, metrics, rendered", [
+    ("0.9.1", "vllm", "true", True), ("0.9.1", "sglang", "true", True), ("0.9.1", "vllm", "false", False),
+    ("0.4.1", "vllm", "true", False), ("0.3.0.post1", "sglang", "true", False)])
+def test_rollout_server_metrics_are_turned_on_where_verl_has_them(helm, version, engine, metrics, rendered):
+    words = entrypoint_words(helm, "--set-string", f"ppo-job.verlVersion={version}", "--set",
+                             f"ppo-job.rollout.name={engine},ppo-job.rollout.metrics={metrics}")
+    found = [word for word in words if word.startswith(("actor_rollout_ref.rollout.prometheus.",
+                                                        "actor_rollout_ref.rollout.disable_log_stats"))]
+    assert found == (ROLLOUT_METRICS if rendered else [])
 
 
 def test_pod_monitor_settings_reach_every_endpoint(helm, validator):
