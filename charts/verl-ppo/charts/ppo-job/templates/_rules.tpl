@@ -10,6 +10,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepare" . -}}
 {{- include "ppo-job.rules.rayJob" . -}}
+{{- include "ppo-job.rules.rolloutMetrics" . -}}
 {{- end -}}
 
 {{- define "ppo-job.rules.batch" -}}
