@@ -160,6 +160,9 @@ def head_sidecar(sidecar: dict, workdir):
 
 def test_the_dashboard_has_data_federated_from_the_head_sidecar_through_the_pod_monitor(tmp_path):
     monitors, cluster, sidecar = rendered_release()
+    # The image the chart runs is the Prometheus this test runs (the pin of lab/versions.env).
+    pinned = (prometheus_binaries()["prometheus"].parent / "VERSION").read_text().strip()
+    assert sidecar["image"] == f"quay.io/prometheus/prometheus:v{pinned}"
     cluster_name = cluster["metadata"]["name"]
     head_labels = {**cluster["spec"]["headGroupSpec"]["template"]["metadata"]["labels"],
                    "ray.io/node-type": "head", "ray.io/cluster": cluster_name}
