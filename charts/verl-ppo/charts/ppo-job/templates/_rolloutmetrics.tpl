@@ -9,7 +9,7 @@
 {{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts.rolloutMetrics (eq (toString $facts.rolloutMode) "async") (has .Values.rollout.name (list "vllm" "sglang")) -}}
 {{- $o = list "actor_rollout_ref.rollout.prometheus.enable=true" "actor_rollout_ref.rollout.disable_log_stats=false"
   (printf "actor_rollout_ref.rollout.prometheus.port=%d" (include "verl-ppo.port" (dict "name" "rolloutPrometheus") | int))
-  (printf "actor_rollout_ref.rollout.prometheus.file=%s" (include "verl-ppo.rolloutPrometheusFile" .)) -}}
+  (printf "actor_rollout_ref.rollout.prometheus.file=%s" (include "verl-ppo.hydraValue" (include "verl-ppo.rolloutPrometheusFile" .))) -}}
 {{- end -}}
 {{- toJson $o -}}
 {{- end -}}
