@@ -117,7 +117,11 @@ def test_rollout_metrics_reach_veRL_the_head_sidecar_the_monitor_and_the_policy(
     assert [c["name"] for c in pods["worker"]["spec"]["containers"]] == ["ray-worker"]
     assert head["image"] == "quay.io/prometheus/prometheus:v3.16.0"
     assert head["ports"] == [{"name": "rollout-prom", "containerPort": 9090}]
-    assert {e["name"]: e["value"] for e in head["env"]}["SCRAPE_CONFIG"] == ROLLOUT_METRICS[3].split("=", 1)[1]
+    # veRL's file, on the Ray container's /tmp/ray volume, which the sidecar mounts elsewhere.
+    ray_tmp = next(m for m in head["volumeMounts"] if m["name"] == "log-volume")["mountPath"]
+    assert ray_tmp != "/tmp/ray"
+    written = ROLLOUT_METRICS[3].split("=", 1)[1]
+    assert {e["name"]: e["value"] for e in head["env"]}["SCRAPE_CONFIG"] == ray_tmp + written.removeprefix("/tmp/ray")
     assert head["resources"]["requests"] == head["resources"]["limits"]  # the head stays Guaranteed
     assert head["securityContext"]["runAsNonRoot"] and head["securityContext"]["readOnlyRootFilesystem"]
     assert {"name": "rollout-prometheus", "emptyDir": {}} in pods["head"]["spec"]["volumes"]

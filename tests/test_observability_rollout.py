@@ -133,7 +133,7 @@ def verls_scrape_config(rollout_servers: list[str]) -> dict:
 def head_sidecar(sidecar: dict, workdir):
     """The sidecar's rendered command on this machine: its /tmp/ray file, data directory and port moved here."""
     env = {e["name"]: e["value"] for e in sidecar["env"]}
-    config = workdir / env["SCRAPE_CONFIG"].lstrip("/")
+    config = workdir / env["SCRAPE_CONFIG"].lstrip("/")  # under the sidecar's mount of the Ray container's /tmp/ray
     port = free_port()
     env.update(SCRAPE_CONFIG=str(config), DATA_DIR=str(workdir / "data"), PORT=str(port))
     env["PATH"] = f"{prometheus_binaries()['prometheus'].parent}:{os.environ['PATH']}"

@@ -6,6 +6,9 @@
 {{- define "raycluster.rolloutPrometheusContainer" -}}
 {{- $settings := .Values.global.rolloutMetrics -}}
 {{- $port := include "verl-ppo.port" (dict "name" "rolloutPrometheus") }}
+{{- /* The Ray container's /tmp/ray, elsewhere: veRL's file also lists Ray's nodes (a file_sd under /tmp/ray),
+       which the head's PodMonitor already scrapes; here that file is absent, so only veRL's servers are. */}}
+{{- $rayTmp := "/ray-tmp" }}
 - name: rollout-prometheus
   image: {{ include "verl-ppo.image" (dict "image" $settings.image "global" .Values.global) | quote }}
   imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" (dict "image" $settings.image "global" .Values.global) }}
@@ -21,7 +24,7 @@
         --storage.tsdb.path="$DATA_DIR" --storage.tsdb.retention.time="$RETENTION" --web.listen-address=":$PORT"
   env:
     - name: SCRAPE_CONFIG
-      value: {{ include "verl-ppo.rolloutPrometheusFile" . | quote }}
+      value: {{ printf "%s%s" $rayTmp (include "verl-ppo.rolloutPrometheusFile" . | trimPrefix "/tmp/ray") | quote }}
     - name: DATA_DIR
       value: /prometheus
     - name: RETENTION
@@ -44,7 +47,7 @@
     runAsUser: 65534
   volumeMounts:
     - name: log-volume
-      mountPath: /tmp/ray
+      mountPath: {{ $rayTmp }}
     - name: rollout-prometheus
       mountPath: /prometheus
 {{- end -}}

@@ -47,7 +47,8 @@ values). Call with any chart context (needs .Values.global).
 {{- end -}}
 
 {{/* The scrape configuration veRL writes on every Ray node (rollout.prometheus.file) and the head's sidecar
-     reads: on the /tmp/ray volume every Ray container has, so the write succeeds on workers too. */}}
+     reads: on the /tmp/ray volume every Ray container has, so the write succeeds on workers too (the sidecar
+     mounts that volume elsewhere: raycluster.rolloutPrometheusContainer). */}}
 {{- define "verl-ppo.rolloutPrometheusFile" -}}
 /tmp/ray/verl-ppo/rollout-prometheus.yml
 {{- end -}}
