@@ -15,7 +15,7 @@ import yaml
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import load_catalog
-from generator import dashboards
+from generator import dashboards, rolloutdashboard
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.chartvalues import chart_values
@@ -155,12 +155,13 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboards(args: argparse.Namespace) -> int:
-    generated = dashboards.generate()
+    generated = {**dashboards.generate(), **rolloutdashboard.generate()}
     if args.check:
         stale = [name for name, text in generated.items()
                  if not dashboards.dashboard_path(name).exists() or dashboards.dashboard_path(name).read_text() != text]
         for name in stale:
-            print(f"{dashboards.dashboard_path(name)} differs from Ray's generator: run python -m generator dashboards")
+            source = "generator/rolloutdashboard.py" if name == rolloutdashboard.NAME else "Ray's generator"
+            print(f"{dashboards.dashboard_path(name)} differs from {source}: run python -m generator dashboards")
         return 1 if stale else 0
     for name, text in generated.items():
         path = dashboards.dashboard_path(name)
@@ -229,7 +230,7 @@ def parser() -> argparse.ArgumentParser:
     _drift_option(docs)
     docs.set_defaults(func=cmd_docs)
 
-    board = sub.add_parser("dashboards", help="(maintainers) write Ray's Grafana dashboards (observability/dashboards/*.json)")
+    board = sub.add_parser("dashboards", help="(maintainers) write Ray's Grafana dashboards and the rollout one (observability/dashboards/*.json)")
     _drift_option(board)
     board.set_defaults(func=cmd_dashboards)
 

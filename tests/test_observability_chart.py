@@ -4,6 +4,7 @@ env, and TensorBoard (Pod Security "restricted", veRL's logger, the Ingress path
 Helm and in `generator check` alike."""
 
 import json
+import shlex
 
 import pytest
 import yaml
@@ -78,6 +79,82 @@ def test_dashboard_label_folder_and_selection_are_settable(helm, validator):
                if "grafana_dashboard" in m["metadata"]["labels"])
     off = render(helm, validator, "--set", "observability.dashboards.enabled=false")
     assert not [m for m in of_kind(off, "ConfigMap") if "grafana_dashboard" in m["metadata"]["labels"]]
+
+
+def test_the_rollout_dashboard_ships_beside_rays_when_listed(helm, validator):
+    documents = render(helm, validator, "--set", "observability.dashboards.include={default,rollout}")
+    maps = {m["metadata"]["name"]: m for m in of_kind(documents, "ConfigMap")
+            if m["metadata"]["labels"].get("grafana_dashboard") == "1"}
+    assert sorted(maps) == ["verl-ppo-dashboard-default", "verl-ppo-dashboard-rollout"]
+    (key, text), = maps["verl-ppo-dashboard-rollout"]["data"].items()
+    assert key == "verl-rollout-dashboard.json"
+    assert json.loads(text) == json.loads(generator_dashboards.dashboard_path("rollout").read_text())
+    assert maps["verl-ppo-dashboard-rollout"]["metadata"]["annotations"] == {"grafana_folder": "Ray"}
+
+
+ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true", "actor_rollout_ref.rollout.disable_log_stats=false",
+                   "actor_rollout_ref.rollout.prometheus.port=9090",
+                   "actor_rollout_ref.rollout.prometheus.file=/tmp/ray/verl-ppo/rollout-prometheus.yml"]
+ROLLOUT_ON = ("--set", "global.rolloutMetrics.enabled=true", "--set-string", "ppo-job.verlVersion=0.9.1")
+
+
+def entrypoint_words(documents: list[dict]) -> list[str]:
+    config = next(d for d in documents if d["kind"] == "ConfigMap" and "job.json" in d["data"])
+    return shlex.split(json.loads(config["data"]["job.json"])["entrypoint"])
+
+
+def rollout_metric_words(words: list[str]) -> list[str]:
+    return [word for word in words if word.startswith(("actor_rollout_ref.rollout.prometheus.",
+                                                       "actor_rollout_ref.rollout.disable_log_stats"))]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_rollout_metrics_reach_veRL_the_head_sidecar_the_monitor_and_the_policy(helm, validator, engine):
+    documents = render(helm, validator, *ROLLOUT_ON, "--set", f"ppo-job.rollout.name={engine}")
+    assert rollout_metric_words(entrypoint_words(documents)) == ROLLOUT_METRICS
+    pods = ray_containers(documents)
+    head, = [c for c in pods["head"]["spec"]["containers"] if c["name"] == "rollout-prometheus"]
+    assert [c["name"] for c in pods["worker"]["spec"]["containers"]] == ["ray-worker"]
+    assert head["image"] == "quay.io/prometheus/prometheus:v3.16.0"
+    assert head["ports"] == [{"name": "rollout-prom", "containerPort": 9090}]
+    # veRL's file, on the Ray container's /tmp/ray volume, which the sidecar mounts elsewhere.
+    ray_tmp = next(m for m in head["volumeMounts"] if m["name"] == "log-volume")["mountPath"]
+    assert ray_tmp != "/tmp/ray"
+    written = ROLLOUT_METRICS[3].split("=", 1)[1]
+    assert {e["name"]: e["value"] for e in head["env"]}["SCRAPE_CONFIG"] == ray_tmp + written.removeprefix("/tmp/ray")
+    assert head["resources"]["requests"] == head["resources"]["limits"]  # the head stays Guaranteed
+    assert head["securityContext"]["runAsNonRoot"] and head["securityContext"]["readOnlyRootFilesystem"]
+    assert {"name": "rollout-prometheus", "emptyDir": {}} in pods["head"]["spec"]["volumes"]
+    monitor = next(m for m in of_kind(documents, "PodMonitor") if m["metadata"]["name"].endswith("ray-head"))
+    endpoint = next(e for e in monitor["spec"]["podMetricsEndpoints"] if e["port"] == "rollout-prom")
+    assert (endpoint["path"], endpoint["params"], endpoint["honorLabels"]) == ("/federate", {"match[]": ['{job="rollout"}']}, True)
+    assert endpoint["relabelings"][0]["targetLabel"] == "ray_io_cluster"
+    policy = next(p for p in of_kind(documents, "NetworkPolicy") if p["metadata"]["name"].endswith("-ray"))
+    metrics_rule = next(rule for rule in policy["spec"]["ingress"] if {"port": 8080} in rule.get("ports", []))
+    assert {"port": 9090} in metrics_rule["ports"]
+
+
+def test_the_monitors_additional_labels_reach_the_rollout_endpoint(helm, validator):
+    documents = render(helm, validator, *ROLLOUT_ON, "--set-string", "observability.podMonitor.additionalLabels.volcengine\\.vmp=true")
+    monitor = next(m for m in of_kind(documents, "PodMonitor") if m["metadata"]["name"].endswith("ray-head"))
+    assert monitor["metadata"]["labels"]["volcengine.vmp"] == "true"
+    assert "rollout-prom" in [e["port"] for e in monitor["spec"]["podMetricsEndpoints"]]
+
+
+def test_without_rollout_metrics_nothing_new_renders(helm, validator):
+    for args in [(), ("--set-string", "ppo-job.verlVersion=0.9.1")]:
+        documents = render(helm, validator, *args)
+        assert rollout_metric_words(entrypoint_words(documents)) == []
+        text = yaml.safe_dump_all(documents)
+        assert "rollout-prom" not in text and "9090" not in text
+
+
+@pytest.mark.parametrize("version", ["0.4.1", "0.3.0.post1"])
+def test_rollout_metrics_on_a_veRL_without_them_is_refused(helm, version):
+    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true", "--set-string", f"ppo-job.verlVersion={version}")
+    assert result.returncode != 0
+    assert (f"global.rolloutMetrics.enabled=true: but veRL {version}'s rollout servers export no metrics" in result.output
+            and "Fix: --set ppo-job.verlVersion=0.9.1" in result.output), result.output
 
 
 def test_pod_monitor_settings_reach_every_endpoint(helm, validator):

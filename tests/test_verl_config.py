@@ -367,3 +367,17 @@ def test_token_budgets_and_checkpointing_land_in_every_pass(algorithm, version):
         assert config.critic.use_dynamic_bsz
         assert (config.critic.ppo_max_token_len_per_gpu, config.critic.forward_max_token_len_per_gpu) == (2048, 6144)
         assert config.critic.model.enable_gradient_checkpointing is False
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_rollout_server_metrics_compose_and_switch_verls_metrics_on(engine):
+    """0.9.1's async servers record and serve their metrics only with both switches: prometheus.enable alone
+    fails at start-up while disable_log_stats keeps its default (true)."""
+    words = rendered_command("--set-string", "ppo-job.verlVersion=0.9.1", "--set",
+                             f"ppo-job.rollout.name={engine},global.rolloutMetrics.enabled=true")[3:]
+    config = compose_with_verl("0.9.1", words)
+    rollout = config.actor_rollout_ref.rollout
+    assert (rollout.mode, rollout.name, rollout.prometheus.enable, rollout.disable_log_stats) == ("async", engine, True, False)
+    # The head's sidecar listens on that port and reads that file (raycluster.rolloutPrometheusContainer).
+    assert (rollout.prometheus.port, rollout.prometheus.file) == (9090, "/tmp/ray/verl-ppo/rollout-prometheus.yml")
+    assert verlconfig.type_violations(verl_config_dir("0.9.1"), config) == []

@@ -97,6 +97,10 @@ def scrape_configs(monitors: list[dict], pods: list[PodTarget], interval: str) -
                    "static_configs": [{"targets": [address], "labels": _meta_labels(pod, port_name)}
                                       for pod in pods for port_name, address in pod.ports.items()],
                    "relabel_configs": relabels}
+            # An endpoint's path, URL parameters and label precedence (the federating one sets all three).
+            for key, setting in (("path", "metrics_path"), ("params", "params"), ("honorLabels", "honor_labels")):
+                if key in endpoint:
+                    job[setting] = endpoint[key]
             if endpoint.get("metricRelabelings"):
                 job["metric_relabel_configs"] = [relabel_config(r) for r in endpoint["metricRelabelings"]]
             jobs.append(job)

@@ -21,7 +21,7 @@ TIERS = {
     "ray": ("test_submitter_ray.py", "test_submitter_unit.py", "test_submitter_rayjob.py", "test_submitter_logs.py", "test_submitter_faults.py",
              "test_prepare.py", "test_benchmarks.py"),
     "observability": ("test_observability_promql.py", "test_observability_prometheus.py",
-                      "test_observability_tracing.py"),
+                      "test_observability_tracing.py", "test_observability_rollout.py"),
     "cluster": ("test_cluster_*.py",),
     "pods": ("test_pods*.py",),
     "gpu": ("test_gpu_*.py",),

@@ -9,6 +9,15 @@
 {{- define "observability.endpoint" -}}
 {{- $monitor := .ctx.Values.podMonitor -}}
 - port: {{ .port }}
+  {{- if eq .port "rollout-prom" }}
+  {{- /* The head's rollout Prometheus (raycluster.rolloutPrometheusContainer): the rollout servers' series as
+         it scraped them, their job and instance kept. */}}
+  path: /federate
+  params:
+    match[]:
+      - '{job="rollout"}'
+  honorLabels: true
+  {{- end }}
   {{- with $monitor.interval }}
   interval: {{ . }}
   {{- end }}

@@ -7,12 +7,13 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
      algorithm.use_kl_in_reward exists (0.3 always adds the KL penalty to the reward unless the KL is in
      the loss); the rollout mode to render (0.9 accepts only async, its default, and says so explicitly
      here); where the custom reward function is set; the rollout engines its workers build; whether its
-     HF rollout samples rollout.n responses per prompt (0.3's generates one). */}}
+     HF rollout samples rollout.n responses per prompt (0.3's generates one); whether its async rollout
+     servers can record Prometheus metrics (rollout.prometheus, since 0.9). */}}
 {{- define "ppo-job.verlFacts" -}}
 {{- $byVersion := dict
   "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" false "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" false)
   "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" true "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" true)
-  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true "klInRewardKey" true "rolloutMode" "async" "customRewardKey" "reward.custom_reward_function" "rolloutNames" (list "vllm" "sglang") "hfSamplesN" true) -}}
+  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true "klInRewardKey" true "rolloutMode" "async" "customRewardKey" "reward.custom_reward_function" "rolloutNames" (list "vllm" "sglang") "hfSamplesN" true "rolloutMetrics" true) -}}
 {{- get $byVersion (toString .Values.verlVersion) | default dict | toJson -}}
 {{- end -}}
 
@@ -80,6 +81,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if and $usesCritic $v.critic.optimizerOffload }}{{ $o = append $o (printf "%s.optimizer_offload=true" $critic) }}{{ end }}
 {{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" (include "verl-ppo.hydraValue" $v.rollout.name)) }}{{ end }}
 {{- with $facts.rolloutMode }}{{ $o = append $o (printf "actor_rollout_ref.rollout.mode=%s" .) }}{{ end }}
+{{- $o = concat $o (include "ppo-job.rolloutMetricsOverrides" . | fromJsonArray) }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
 {{- $o = append $o (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}
 {{- if $usesCritic }}{{ $o = append $o (printf "trainer.max_critic_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}{{ end }}

@@ -11,6 +11,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.prepare" . -}}
 {{- include "ppo-job.rules.rayJob" . -}}
 {{- include "ppo-job.rules.reward" . -}}
+{{- include "ppo-job.rules.rolloutMetrics" . -}}
 {{- end -}}
 
 {{/* The custom reward file: read where it is (quoted where it lands, a space is fine), but a '..' segment is

@@ -89,9 +89,15 @@ spec:
         - name: dshm
           mountPath: /dev/shm
         {{- end }}
+    {{- if and (eq .role "head") (include "verl-ppo.rolloutMetricsEnabled" $ctx) }}
+    {{- include "raycluster.rolloutPrometheusContainer" $ctx | nindent 4 }}
+    {{- end }}
   volumes:
     - name: log-volume
       emptyDir: {}
+    {{- if and (eq .role "head") (include "verl-ppo.rolloutMetricsEnabled" $ctx) }}
+    {{- include "raycluster.rolloutPrometheusVolume" $ctx | nindent 4 }}
+    {{- end }}
     - name: shared-data
       persistentVolumeClaim:
         claimName: {{ include "verl-ppo.claimName" $ctx }}

@@ -34,9 +34,23 @@ values). Call with any chart context (needs .Values.global).
 {{- if .Values.global.tensorboard.enabled -}}true{{- end -}}
 {{- end -}}
 
-{{/* Every port the release's objects name (JSON): Ray's on the head and workers, TensorBoard's. */}}
+{{/* Every port the release's objects name (JSON): Ray's on the head and workers, TensorBoard's, the head's
+     rollout Prometheus (global.rolloutMetrics; veRL's rollout.prometheus.port). */}}
 {{- define "verl-ppo.ports" -}}
-{{- dict "gcs" 6379 "dashboard" 8265 "client" 10001 "metrics" 8080 "autoscalerMetrics" 44217 "dashboardMetrics" 44227 "tensorboard" 6006 | toJson -}}
+{{- dict "gcs" 6379 "dashboard" 8265 "client" 10001 "metrics" 8080 "autoscalerMetrics" 44217 "dashboardMetrics" 44227 "tensorboard" 6006 "rolloutPrometheus" 9090 | toJson -}}
+{{- end -}}
+
+{{/* "true" when the rollout servers' metrics are on (global.rolloutMetrics.enabled): veRL lists its servers
+     for the Prometheus sidecar on the Ray head, which the head's PodMonitor federates. */}}
+{{- define "verl-ppo.rolloutMetricsEnabled" -}}
+{{- if dig "rolloutMetrics" "enabled" false .Values.global -}}true{{- end -}}
+{{- end -}}
+
+{{/* The scrape configuration veRL writes on every Ray node (rollout.prometheus.file) and the head's sidecar
+     reads: on the /tmp/ray volume every Ray container has, so the write succeeds on workers too (the sidecar
+     mounts that volume elsewhere: raycluster.rolloutPrometheusContainer). */}}
+{{- define "verl-ppo.rolloutPrometheusFile" -}}
+/tmp/ray/verl-ppo/rollout-prometheus.yml
 {{- end -}}
 
 {{/* One port by name: (dict "ctx" $ "name" "dashboard"). */}}
