@@ -62,9 +62,11 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm:
     algorithm = algorithm or algorithms()["ppo"]
     version = run.verl_version if run.verl_version != default_verl_version() else ""
     image = release if release and version and version == release.version else None
+    # The catalog's release (veRL 0.9.1) serves its async rollout's metrics: on, with their dashboard beside Ray's.
+    dashboards = chart_values()["observability"]["dashboards"]["include"] + ["rollout"] if image else None
     return _environment.get_template("shape-values.yaml.j2").render(
         shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape),
-        algorithm=algorithm, verl_version=version, image=image,
+        algorithm=algorithm, verl_version=version, image=image, dashboards=dashboards,
     )
 
 

@@ -655,3 +655,19 @@ def test_cli_without_a_command_shows_the_usage(capsys):
     with pytest.raises(SystemExit) as stopped:
         main([])
     assert stopped.value.code == 2 and "the following arguments are required: command" in capsys.readouterr().err
+
+
+def test_the_docs_name_the_catalogs_verl_release_and_size_each_shape_as_shapes_does(capsys):
+    """Issue 29: the image of the node types' veRL is named once (generator/catalog.yaml); README, the node-type
+    table and the versions notes pair the same version and image, and the table's rows are `shapes`' figures."""
+    image = f"{CATALOG.verl.image_repository}:{CATALOG.verl.image_tag}"
+    for doc in ("README.md", "docs/node-types.md", "docs/algorithms.md"):
+        text = (paths.ROOT / doc).read_text()
+        assert image in text and f"veRL {CATALOG.verl.version}" in text.replace("| 0.9.1", "veRL 0.9.1"), doc
+    assert main(["shapes"]) == 0
+    _, *rows = capsys.readouterr().out.splitlines()
+    table = (paths.ROOT / "docs/node-types.md").read_text()
+    for row in rows:
+        name, *_, memory, gpus, nodes, version, tp, micro, tokens, ckpt, rollout, figures = row.split()
+        assert f"| `{name}` |" in table and f"| {memory} | {gpus} | {nodes} | {version} | {tp} | {micro} | {tokens} | " \
+            f"{ckpt} | {rollout} | {figures} |" in table, row

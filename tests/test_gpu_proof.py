@@ -28,7 +28,10 @@ import render_jobs  # noqa: E402
 ADJUSTED = {"data.train_files", "data.val_files", "actor_rollout_ref.model.path", "critic.model.path",
             "trainer.default_local_dir", "trainer.n_gpus_per_node", "trainer.nnodes",
             "actor_rollout_ref.rollout.name", "trainer.total_training_steps",
-            "actor_rollout_ref.model.use_remove_padding", "critic.model.use_remove_padding"}
+            "actor_rollout_ref.model.use_remove_padding", "critic.model.use_remove_padding",
+            # the rollout servers' metrics: no Prometheus sidecar on the GPU machine
+            "actor_rollout_ref.rollout.prometheus.enable", "actor_rollout_ref.rollout.disable_log_stats",
+            "actor_rollout_ref.rollout.prometheus.port", "actor_rollout_ref.rollout.prometheus.file"}
 
 
 def overrides(entrypoint: str) -> dict[str, str]:
@@ -124,7 +127,9 @@ def test_a_bundle_without_a_mounted_file_stops_the_proof_before_the_run(tmp_path
 def test_rendered_runs_change_only_paths_model_gpus_and_steps(tmp_path, monkeypatch, name, version, adjusted):
     monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
     run, proofed = rendered(tmp_path, name, 2)
-    cluster = cluster_overrides(helm_template("values/h200-141g-x8.yaml", f"ppo-job.verlVersion={version}"))
+    # veRL 0.3 has no rollout-server metrics: a cluster running it turns them off as the proof does.
+    metrics = ["global.rolloutMetrics.enabled=false"] if version != "0.9.1" else []
+    cluster = cluster_overrides(helm_template("values/h200-141g-x8.yaml", f"ppo-job.verlVersion={version}", *metrics))
 
     changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
     assert changed <= adjusted

@@ -35,8 +35,9 @@ NAMESPACE = "default"
 # What each wheel profile (lab/gpu/wheels.sh) changes in the values: the veRL version it carries and, for
 # veRL 0.3.0.post1, its HF rollout. The vllm profile keeps the chart's rollout engine (vllm).
 PROFILES = {
-    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf"},
-    "vllm": {"ppo-job.verlVersion": "0.9.1"},
+    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf", "global.rolloutMetrics.enabled": "false"},
+    # No Prometheus on the GPU machine to take the rollout servers' metrics (the chart's head sidecar).
+    "vllm": {"ppo-job.verlVersion": "0.9.1", "global.rolloutMetrics.enabled": "false"},
 }
 # What the GPU machine lacks, made up for in every run of a profile alike (the seed's and the generated one).
 # flash-attn has no wheel for the machine's torch: lab/gpu/shim runs flash_attention_2 requests on SDPA, which
