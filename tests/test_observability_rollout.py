@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from generator import rolloutdashboard as board
 from support import dashboards
 from support import helm as helm_cli
-from support.prometheus import PodTarget, Prometheus, prometheus, scrape_configs
+from support.prometheus import PodTarget, Prometheus, prometheus, scrape_configs, wait_until_serving
 from support.rayhead import free_port
 from support.tools import helm_binaries, prometheus_binaries
 
@@ -143,15 +143,7 @@ def head_sidecar(sidecar: dict, workdir):
         process = subprocess.Popen(sidecar["command"], env=env, stdout=log_file, stderr=subprocess.STDOUT)
     server = Prometheus(f"http://127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                server.get("/api/v1/status/buildinfo")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the sidecar did not start: {log.read_text()}")
-                time.sleep(0.3)
+        wait_until_serving(server, process, log, "the sidecar")
         yield config, port
     finally:
         process.terminate()

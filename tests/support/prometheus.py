@@ -150,16 +150,21 @@ def prometheus_with_config(workdir: Path, settings: dict) -> Iterator[Prometheus
             stdout=subprocess.DEVNULL, stderr=log_file)
     server = Prometheus(f"http://127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                server.get("/api/v1/status/buildinfo")
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"prometheus did not start: {log.read_text()}")
-                time.sleep(0.3)
+        wait_until_serving(server, process, log, "prometheus")
         yield server
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def wait_until_serving(server: "Prometheus", process: subprocess.Popen, log: Path, what: str) -> None:
+    """Until the server answers its build info; its log in the error when it exits or 30 s pass first."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            server.get("/api/v1/status/buildinfo")
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not start: {log.read_text()}")
+            time.sleep(0.3)
