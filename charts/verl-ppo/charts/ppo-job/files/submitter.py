@@ -785,34 +785,30 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
 
 def main(argv: list[str]) -> int:
     try:
-        settings = Settings.from_env()
+        return _main(argv)
     except Unmendable as error:
         log(f"{error}; not tried again: no retry can mend it")
         return 0 if "--stop" in argv else UNMENDABLE_EXIT  # the uninstall hook never fails the uninstall
+
+
+def _main(argv: list[str]) -> int:
+    settings = Settings.from_env()
     if "--stop" in argv:
         return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=20), settings)
     api = RayJobsAPI(settings.dashboard_url)
-    try:
-        if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
-            wait_for_cluster(api, settings)
-            return 0
-        if not settings.submission_prefix and not settings.submission_id:
-            raise Unmendable("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
-        settings.check_preflight_program()
-    except Unmendable as error:
-        log(f"{error}; not tried again: no retry can mend it")
-        return UNMENDABLE_EXIT
+    if "--check" in argv:  # helm test: the Jobs API answers and Ray sees the GPUs; submit nothing.
+        wait_for_cluster(api, settings)
+        return 0
+    if not settings.submission_prefix and not settings.submission_id:
+        raise Unmendable("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
+    settings.check_preflight_program()
     kube = None if settings.submission_id else KubeJob(os.environ.get("VERL_PPO_NAMESPACE", ""), settings.submission_prefix)
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
         return run(api, settings)
-    except Unmendable as error:
-        log(f"{error}; not tried again: no retry can mend it")
-        return UNMENDABLE_EXIT
     except Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one decision, even if the kubelet signals again
         return on_terminate(api, kube, settings)
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
