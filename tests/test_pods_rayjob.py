@@ -23,7 +23,8 @@ from lab.localcluster.release import CHART, claim_volume_path, plant_inputs, pre
 
 RELEASE, NAMESPACE = "rayjob", "rayjob"
 TTL_SECONDS = 45  # the finished cluster stays this long: time to look at what the operator reaches
-ARGS = ["-f", str(VALUES), "--set", "global.mode=RayJob", "--set", f"ppo-job.rayJob.ttlSecondsAfterFinished={TTL_SECONDS}"]
+ARGS = ["-f", str(VALUES), "--set", "global.mode=RayJob",
+        "--set", f"ppo-job.rayJob.ttlSecondsAfterFinished={TTL_SECONDS}"]
 DASHBOARD, OTHER_HEAD_PORTS = 8265, [6379, 10001]  # the Jobs API; GCS and Ray client
 
 
@@ -39,14 +40,15 @@ def release(pod_cluster, operator_pod):
     release = PodRelease(pod_cluster, RELEASE, NAMESPACE, ARGS)
     prepare(release.api, release.helm, RELEASE, NAMESPACE, ARGS)
     try:
-        shutil.rmtree(claim_volume_path(NAMESPACE, release.helm.claim(RELEASE, NAMESPACE, *ARGS)[0]), ignore_errors=True)
+        claim = release.helm.claim(RELEASE, NAMESPACE, *ARGS)[0]
+        shutil.rmtree(claim_volume_path(NAMESPACE, claim), ignore_errors=True)
         release.volume = plant_inputs(release.helm, RELEASE, NAMESPACE, ARGS)
         yield release
     finally:
         remove(release, (NAMESPACE,))
 
 
-def test_a_rayjob_run_succeeds_once_behind_the_enforced_policy_and_its_cluster_goes_after_the_ttl(release, operator_pod):
+def test_a_rayjob_run_succeeds_once_behind_the_enforced_policy_and_goes_after_the_ttl(release, operator_pod):
     started = time.monotonic()
     release.helm.run("install", RELEASE, str(CHART), "--namespace", NAMESPACE, *ARGS)
     clusters_seen: set[str] = set()

@@ -110,7 +110,8 @@ def settings(**changes: Any) -> submitter.Settings:
 
 
 def http_error(code: int, body: str = "") -> urllib.error.HTTPError:
-    return urllib.error.HTTPError("http://head.invalid:8265/api/jobs/", code, "answer", Message(), io.BytesIO(body.encode()))
+    url = "http://head.invalid:8265/api/jobs/"
+    return urllib.error.HTTPError(url, code, "answer", Message(), io.BytesIO(body.encode()))
 
 
 def record(attempt: int | str, status: str, prefix: str = PREFIX) -> dict[str, Any]:

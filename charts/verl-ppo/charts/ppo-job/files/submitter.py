@@ -189,7 +189,8 @@ def _setting(name: str, default: str | None, parse: Callable[[str], Any]) -> Any
     try:
         return parse(text)
     except ValueError:
-        raise Unmendable(f"{name}={text!r} is not a {'JSON value' if parse is json.loads else parse.__name__}") from None
+        kind = "JSON value" if parse is json.loads else parse.__name__
+        raise Unmendable(f"{name}={text!r} is not a {kind}") from None
 
 
 def read_job_spec(path: str) -> dict[str, Any]:
