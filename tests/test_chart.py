@@ -1,6 +1,7 @@
 """Tier 2: every values file (and the defaults) lints and renders with Helm 3 and Helm 4, and every
 rendered object passes strict schema validation (Kubernetes OpenAPI, KubeRay and prometheus-operator CRDs)."""
 
+import ast
 import json
 import shutil
 from collections import Counter
@@ -304,6 +305,17 @@ def test_without_stop_on_delete_the_submitter_has_no_api_access(helm):
     assert submitter_job(documents)["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
     ppo_job = [d for d in documents if d["metadata"]["labels"].get("app.kubernetes.io/component") == "ppo-job"]
     assert not {"Role", "RoleBinding", "ServiceAccount"} & {d["kind"] for d in ppo_job}
+
+
+def test_the_job_fails_at_once_when_its_submitter_says_no_retry_mends_it(helm):
+    """The submitter's exit code for what no retry mends is the one the Job's podFailurePolicy fails on."""
+    source = (ROOT / "charts" / "verl-ppo" / "charts" / "ppo-job" / "files" / "submitter.py").read_text()
+    unmendable = next(ast.literal_eval(node.value) for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                      and any(getattr(target, "id", "") == "UNMENDABLE_EXIT" for target in node.targets))
+    job = submitter_job(helm_cli.template(helm).documents())
+    container = job["spec"]["template"]["spec"]["containers"][0]["name"]
+    assert job["spec"]["podFailurePolicy"] == {"rules": [{"action": "FailJob", "onExitCodes": {
+        "containerName": container, "operator": "In", "values": [unmendable]}}]}
 
 
 def test_the_job_is_named_after_its_run(helm):

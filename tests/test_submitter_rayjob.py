@@ -31,10 +31,10 @@ def submissions(dashboard: str, rayjob: str) -> list[dict]:
         return [job for job in json.load(response) if (job.get("submission_id") or "").startswith(rayjob)]
 
 
-def start_rayjob_submitter(dashboard, tmp_path, submission_id, seconds=1.0, code=0) -> subprocess.Popen:
+def start_rayjob_submitter(dashboard, tmp_path, submission_id, seconds=1.0, code=0, **settings: str) -> subprocess.Popen:
     """The pod KubeRay starts from ppo-job.submitterPod: no job-name prefix, KubeRay's id and address."""
     spec = write_spec(tmp_path, submission_id, seconds, code)
-    env = submitter_env(dashboard, spec, "unused-0000", max_attempts="3")
+    env = submitter_env(dashboard, spec, "unused-0000", max_attempts="3", **settings)
     del env["VERL_PPO_SUBMISSION_PREFIX"]
     env["RAY_JOB_SUBMISSION_ID"] = submission_id
     return subprocess.Popen([sys.executable, str(SUBMITTER)], env=env, stdout=subprocess.PIPE,
@@ -79,3 +79,44 @@ def test_sigterm_leaves_the_run_to_kuberay(dashboard, tmp_path):
     code, output = finish(first)
     assert code == 143 and "KubeRay's RayJob owns the run" in output, output
     assert submissions(dashboard, "rj-term")[0]["status"] == "RUNNING"
+
+
+def submit(dashboard: str, submission_id: str, spec: dict) -> None:
+    """A submission as another pod's submitter makes it (POST /api/jobs/)."""
+    body = json.dumps({**spec, "submission_id": submission_id}).encode()
+    request = urllib.request.Request(dashboard + "/api/jobs/", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def test_an_id_another_pod_submitted_at_the_same_moment_is_reattached(dashboard, tmp_path):
+    """Two pods for one id (a second pod of the submitter Job, KubeRay's retried submitter) both look, find no
+    run, and submit: the head takes the first; the second must follow that run to its end, not fail. The
+    window is held open by a preflight that takes a few seconds (between the look and the submission)."""
+    submission_id = "rj-race-h3j8k"
+    preflight = tmp_path / "slow_preflight.py"
+    preflight.write_text("import time\nNODES_LEFT = 75\ntime.sleep(4)\n")
+    second = start_rayjob_submitter(dashboard, tmp_path, submission_id, seconds=3, preflight=str(preflight))
+    deadline = time.monotonic() + 60
+    while not any("-preflight-" in j["submission_id"] for j in submissions(dashboard, submission_id)):
+        assert time.monotonic() < deadline and second.poll() is None, finish(second)
+        time.sleep(0.2)
+    submit(dashboard, submission_id, json.loads(write_spec(tmp_path, "first-pod", seconds=3).read_text()))
+    code, output = finish(second)
+    assert code == 0, output
+    assert f"{submission_id} already exists (submitted by another pod at the same moment): re-attaching" in output
+    assert f"{submission_id}: status=SUCCEEDED" in output, output
+    runs = [j["submission_id"] for j in submissions(dashboard, submission_id) if "-preflight-" not in j["submission_id"]]
+    assert runs == [submission_id]
+
+
+def test_a_missing_preflight_program_fails_at_once_and_submits_nothing(dashboard, tmp_path):
+    """Issue 28: reported as "the Jobs API failed; trying again" for VERL_PPO_DASHBOARD_TIMEOUT_SECONDS."""
+    missing = tmp_path / "preflight.py"
+    started = time.monotonic()
+    code, output = finish(start_rayjob_submitter(dashboard, tmp_path, "rj-nopre-t5y6u", preflight=str(missing),
+                                                 dashboard_timeout_seconds="120"))
+    assert code == 2 and time.monotonic() - started < 30, output
+    assert f"the preflight program {missing} (VERL_PPO_PREFLIGHT) cannot be used" in output, output
+    assert "not tried again: no retry can mend it" in output and "trying again" not in output
+    assert submissions(dashboard, "rj-nopre") == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import io
 import json
 import os
 import re
@@ -108,8 +109,9 @@ def settings(**changes: Any) -> submitter.Settings:
     return submitter.Settings(**{**base, **changes})
 
 
-def http_error(code: int) -> urllib.error.HTTPError:
-    return urllib.error.HTTPError("http://head.invalid:8265/api/jobs/", code, "answer", Message(), None)
+def http_error(code: int, body: str = "") -> urllib.error.HTTPError:
+    url = "http://head.invalid:8265/api/jobs/"
+    return urllib.error.HTTPError(url, code, "answer", Message(), io.BytesIO(body.encode()))
 
 
 def record(attempt: int | str, status: str, prefix: str = PREFIX) -> dict[str, Any]:
@@ -607,11 +609,155 @@ def test_a_jobs_api_that_fails_for_a_while_is_tried_again(capsys):
     assert capsys.readouterr().out.count("the Jobs API failed") == 2
 
 
-@pytest.mark.parametrize("error", [http_error(400), http_error(500)])
-def test_a_jobs_api_failure_past_its_bound_or_not_worth_a_retry_ends_the_pod(error):
-    head = AnsweredHead([error], gpus=[4.0])
+def test_a_jobs_api_failure_past_its_bound_ends_the_pod():
+    head = AnsweredHead([http_error(500)], gpus=[4.0])
     with within(10), pytest.raises(urllib.error.HTTPError):
         submitter.run(head, settings(dashboard_timeout_seconds=0.05))
+
+
+# What no retry mends ends the pod at once, naming it; what a retry mends is retried.
+
+class CountedHead(AnsweredHead):
+    """Counts the job lists asked for: one means the answer was not asked again."""
+
+    lists = 0
+
+    def list_jobs(self) -> list[dict[str, Any]]:
+        self.lists += 1
+        return super().list_jobs()
+
+
+@pytest.mark.parametrize("code", [400, 401, 403, 404, 405, 422])
+def test_a_request_the_head_refuses_ends_the_pod_at_once_naming_it(code):
+    head = CountedHead([http_error(code, "Traceback (most recent call last):\nValueError: bad entrypoint")], gpus=[4.0])
+    started = time.monotonic()
+    with pytest.raises(submitter.Unmendable) as refused:
+        submitter.run(head, settings(dashboard_timeout_seconds=60))
+    assert time.monotonic() - started < 5 and head.lists == 1
+    assert str(refused.value) == (f"the Jobs API refused http://head.invalid:8265/api/jobs/ with HTTP {code} answer: "
+                                  "ValueError: bad entrypoint")
+
+
+@pytest.mark.parametrize("code", [408, 425, 429])
+def test_a_not_now_answer_is_tried_again(capsys, monkeypatch, code):
+    monkeypatch.setattr(submitter, "LogTail", lambda url, submission_id, out: ScriptedTail(submission_id, pumps=1))
+    other = record(1, "SUCCEEDED", "other-ppo-job-0af3")  # what the head lists once it answers
+    head = CountedHead([http_error(code), other], gpus=[4.0], replies=[{"status": "SUCCEEDED"}])
+    with within(10):
+        assert submitter.run(head, settings(dashboard_timeout_seconds=5)) == 0
+    assert head.submitted == [f"{PREFIX}-a1"]
+    assert f"the Jobs API failed (HTTP Error {code}: answer); trying again" in capsys.readouterr().out
+
+
+def test_a_refusal_while_following_ends_the_pod_at_once():
+    head = AnsweredHead([], gpus=[4.0], replies=[http_error(403, "forbidden")])
+    with within(5), pytest.raises(submitter.Unmendable, match="HTTP 403 answer: forbidden"):
+        submitter.run(head, settings(dashboard_timeout_seconds=60))
+
+
+def test_a_refusal_while_waiting_for_the_cluster_ends_the_pod_at_once():
+    head = AnsweredHead(gpus=[http_error(401, "unauthorized")])
+    with within(5), pytest.raises(submitter.Unmendable, match="HTTP 401 answer: unauthorized"):
+        submitter.wait_for_cluster(head, settings(wait_timeout_seconds=60))
+
+
+def test_an_error_of_the_pods_own_ends_it_at_once(tmp_path):
+    """A local error (here the preflight program is a directory) is no failure of the Jobs API to retry."""
+    head = CountedHead([], gpus=[4.0])
+    with within(5), pytest.raises(submitter.Unmendable, match="IsADirectoryError in the submitter's pod"):
+        submitter.run(head, settings(preflight_program=str(tmp_path), dashboard_timeout_seconds=60))
+    assert head.submitted == []
+
+
+@pytest.mark.parametrize("mode", ["RayCluster", "RayJob"])
+@pytest.mark.parametrize("code", [400, 500])  # Ray refuses the id itself with 400; through its job agent with 500
+def test_an_id_submitted_by_another_pod_at_the_same_moment_is_reattached(capsys, monkeypatch, mode, code):
+    """Two pods of one Job (or a retried submitter) look, find nothing, and submit the same id: the one the head
+    refuses follows the other's run, and exits with its outcome."""
+    monkeypatch.setattr(submitter, "LogTail", lambda url, submission_id, out: ScriptedTail(submission_id, pumps=1))
+    given = f"{FAMILY}-rayjob-x7k2p" if mode == "RayJob" else ""
+    expected = given or f"{PREFIX}-a1"
+
+    class RacedHead(AnsweredHead):
+        def submit(self, submission_id: str, spec: dict[str, Any]) -> None:
+            super().submit(submission_id, spec)
+            raise http_error(code, f"ValueError: Job with submission_id {submission_id} already exists. "
+                                   "Please use a different submission_id.")
+
+    head = RacedHead([], gpus=[4.0], replies=[{"submission_id": expected, "status": "SUCCEEDED", "driver_exit_code": 0}])
+    with within(10):
+        assert submitter.run(head, settings(submission_id=given, dashboard_timeout_seconds=60)) == 0
+    assert head.submitted == [expected]
+    out = capsys.readouterr().out
+    assert f"{expected} already exists (submitted by another pod at the same moment): re-attaching" in out
+    assert f"{expected}: status=SUCCEEDED" in out
+
+
+def test_another_refused_submission_is_no_reattachment():
+    class RefusingHead(AnsweredHead):
+        def submit(self, submission_id: str, spec: dict[str, Any]) -> None:
+            raise http_error(400, "ValueError: runtime_env is invalid")
+
+    with within(5), pytest.raises(submitter.Unmendable, match="runtime_env is invalid"):
+        submitter.run(RefusingHead([], gpus=[4.0]), settings(dashboard_timeout_seconds=60))
+
+
+@pytest.mark.parametrize("spec, why", [
+    (None, "cannot be read ([Errno 2] No such file or directory"),
+    ("{not json", "cannot be read (Expecting property name"),
+    ('["python3 -m verl.trainer.main_ppo"]', "is no JSON object with an entrypoint command"),
+    ('{"runtime_env": {}}', "is no JSON object with an entrypoint command"),
+    ('{"entrypoint": "  "}', "is no JSON object with an entrypoint command"),
+    ('{"entrypoint": "true", "runtime_env": "env"}', "runtime_env is no JSON object"),
+])
+def test_a_malformed_job_spec_fails_at_once_naming_it(monkeypatch, tmp_path, capsys, spec, why):
+    environment(monkeypatch, tmp_path)
+    path = tmp_path / "job.json"
+    path.unlink()
+    if spec is not None:
+        path.write_text(spec)
+    monkeypatch.setattr(submitter, "RayJobsAPI", lambda *args, **kwargs: pytest.fail("no head is asked"))
+    assert submitter.main([]) == 2
+    out = capsys.readouterr().out
+    assert f"the job spec {path} (VERL_PPO_JOB_SPEC)" in out and why in out, out
+    assert "not tried again: no retry can mend it" in out
+    assert submitter.main(["--stop"]) == 0  # the uninstall hook never fails the uninstall
+
+
+@pytest.mark.parametrize("name, value, why", [
+    ("VERL_PPO_EXPECTED_GPUS", "four", "VERL_PPO_EXPECTED_GPUS='four' is not a float"),
+    ("VERL_PPO_MAX_ATTEMPTS", "2.5", "VERL_PPO_MAX_ATTEMPTS='2.5' is not a int"),
+    ("VERL_PPO_INPUTS", "[/data/x", "VERL_PPO_INPUTS='[/data/x' is not a JSON value"),
+])
+def test_a_malformed_setting_fails_at_once_naming_it(monkeypatch, tmp_path, capsys, name, value, why):
+    environment(monkeypatch, tmp_path, **{name: value})
+    assert submitter.main([]) == 2
+    assert why in capsys.readouterr().out
+
+
+def test_a_missing_setting_fails_at_once_naming_it(monkeypatch, tmp_path, capsys):
+    environment(monkeypatch, tmp_path)
+    monkeypatch.delenv("VERL_PPO_SUBMISSION_FAMILY")
+    assert submitter.main([]) == 2
+    assert "VERL_PPO_SUBMISSION_FAMILY is not set" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("program", [None, "print('no constants here')", "NODES_LEFT = (", ""])
+def test_a_missing_or_broken_preflight_program_fails_at_once_naming_it(monkeypatch, tmp_path, capsys, program):
+    """Issue 28: a missing preflight program was reported as "the Jobs API failed; trying again" for minutes."""
+    path = tmp_path / "preflight.py"
+    if program is not None:
+        path.write_text(program)
+    environment(monkeypatch, tmp_path, VERL_PPO_SUBMISSION_PREFIX=PREFIX, VERL_PPO_PREFLIGHT=str(path),
+                VERL_PPO_DASHBOARD_TIMEOUT_SECONDS="60", VERL_PPO_POLL_SECONDS="0.01")
+    heads: list[CountedHead] = []
+    monkeypatch.setattr(submitter, "RayJobsAPI", lambda url, timeout=30.0: heads.append(CountedHead([], gpus=[4.0]))
+                        or heads[-1])
+    with within(5):
+        assert submitter.main([]) == 2
+    out = capsys.readouterr().out
+    assert f"the preflight program {path} (VERL_PPO_PREFLIGHT) cannot be used (" in out, out
+    assert "trying again" not in out and heads[0].lists == 0 and heads[0].submitted == []
 
 
 # A new head that kept the run's record (GCS fault tolerance) while its driver went with the old head.
@@ -840,3 +986,14 @@ def test_stop_mode_stops_the_releases_runs_and_never_fails(monkeypatch, tmp_path
                      replies=[{"status": "STOPPED"}])) or heads[-1])
     assert submitter.main(["--stop"]) == 0
     assert heads[0].stopped == [f"{PREFIX}-a1"]
+
+
+def test_under_a_rayjob_kuberays_address_of_its_clusters_head_is_used(monkeypatch, tmp_path):
+    """The Service KubeRay names after the RayJob selects nothing of the chart's pods (KubeRay v1.6.0 gives it its
+    own default app.kubernetes.io/name); the address KubeRay hands its submitter is its cluster's head Service."""
+    environment(monkeypatch, tmp_path, RAY_DASHBOARD_ADDRESS="rj-x7k2p-head-svc.team.svc.cluster.local:8265")
+    assert submitter.Settings.from_env().dashboard_url == "http://head:8265"  # not a RayJob's submitter: ignored
+    monkeypatch.setenv("RAY_JOB_SUBMISSION_ID", "rj-abcde")
+    assert submitter.Settings.from_env().dashboard_url == "http://rj-x7k2p-head-svc.team.svc.cluster.local:8265"
+    monkeypatch.delenv("RAY_DASHBOARD_ADDRESS")
+    assert submitter.Settings.from_env().dashboard_url == "http://head:8265"

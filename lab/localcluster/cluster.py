@@ -162,6 +162,13 @@ class LocalCluster:
             f"--node-lease-duration-seconds={NODE_GRACE_SECONDS}",
         ])
 
+    def stop_operator(self) -> None:
+        """Stops the operator's process (a test that runs KubeRay's operator as a pod instead)."""
+        processes.stop_one(self.state, "kuberay-operator")
+
+    def start_operator(self) -> None:
+        self._start_operator()
+
     def _start_operator(self) -> None:
         probe = processes.free_port()
         processes.start(self.state, "kuberay-operator", [

@@ -80,6 +80,16 @@ def prepare(api: client.ApiClient, helm: Helm, release: str, namespace: str, val
         create_claim_volume(api, namespace, *claim)
 
 
+def submitter_container(rendered: list[dict]) -> dict:
+    """The submitter's container: of the release's Job, or in RayJob mode of the RayJob's submitter pod template."""
+    for document in rendered:
+        if document["kind"] == "RayJob":
+            return document["spec"]["submitterPodTemplate"]["spec"]["containers"][0]
+        if document["kind"] == "Job" and "helm.sh/hook" not in document["metadata"].get("annotations", {}):
+            return document["spec"]["template"]["spec"]["containers"][0]
+    raise ValueError("the release renders no submitter (no Job, no RayJob)")
+
+
 def plant_inputs(helm: Helm, release: str, namespace: str, values_args: list[str]) -> Path:
     """Writes placeholder files where the release's submitter looks for its inputs (data files, model
     config: VERL_PPO_INPUTS of its rendered Job) into the claim's directory on this machine, so a real
@@ -87,8 +97,7 @@ def plant_inputs(helm: Helm, release: str, namespace: str, values_args: list[str
     rendered = [d for d in yaml.safe_load_all(helm.run("template", release, str(CHART), "--namespace", namespace,
                                                         *values_args).stdout) if d]
     claim = next(d["metadata"]["name"] for d in rendered if d["kind"] == "PersistentVolumeClaim")
-    job = next(d for d in rendered if d["kind"] == "Job" and "helm.sh/hook" not in d["metadata"].get("annotations", {}))
-    container = job["spec"]["template"]["spec"]["containers"][0]
+    container = submitter_container(rendered)
     inputs = next(json.loads(e["value"]) for e in container["env"] if e["name"] == "VERL_PPO_INPUTS")
     mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "shared-data")
     directory = claim_volume_path(namespace, claim)

@@ -40,6 +40,11 @@ Under a KubeRay RayJob (the chart's RayJob mode) KubeRay names the run's one sub
 exactly that id unless it exists (a retried pod re-attaches), makes one attempt, and leaves stopping
 the run to KubeRay (it stops the job when the RayJob is deleted); the RayJob's outcome is then ours.
 
+What a retry cannot mend ends the pod at once, naming it (exit 2): a file of its own missing or malformed
+(the job spec, the preflight program), a setting that is not a number, a request the head refuses (an HTTP
+4xx other than "not now": 408, 425, 429). What a retry can mend is retried within its bound: no answer, a
+timeout, a 5xx (a dashboard restarting, a head being replaced).
+
 With --check (the chart's helm test) it only waits for the cluster's GPUs and exits.
 With --stop (the chart's pre-delete hook) it stops every active Ray job of the release's family,
 so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
@@ -48,6 +53,7 @@ so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
 from __future__ import annotations
 
 import ast
+import http.client
 import json
 import os
 import re
@@ -60,7 +66,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from logtail import LogTail, TailGone
 
@@ -70,6 +76,35 @@ CHECKPOINT_TRACKER = "latest_checkpointed_iteration.txt"
 ACTOR_SHARD = re.compile(r"model_world_size_(\d+)_rank_\d+\.pt$")
 ACTIVE = {"PENDING", "RUNNING"}
 PREFLIGHT_RUNS = 3  # preflights in one pod that a node may leave before the pod gives up (exit 5)
+UNMENDABLE_EXIT = 2
+# HTTP answers that mean "not now" rather than "not this": another try may be answered.
+TRANSIENT_HTTP = {408, 425, 429}
+
+
+class Unmendable(Exception):
+    """An error no retry mends: the pod ends at once (exit 2), its message naming the cause."""
+
+
+def refused(error: BaseException) -> bool:
+    """Whether an answer is the head's refusal of the request itself (a 4xx other than "not now")."""
+    return isinstance(error, urllib.error.HTTPError) and 400 <= error.code < 500 and error.code not in TRANSIENT_HTTP
+
+
+def answer_text(error: urllib.error.HTTPError) -> str:
+    """The body of an error answer, read once and kept on the error (the head says why in it)."""
+    if not hasattr(error, "answer_text"):
+        try:
+            error.answer_text = error.read().decode(errors="replace").strip()
+        except (OSError, AttributeError, ValueError):
+            error.answer_text = ""
+    return error.answer_text
+
+
+def refusal(error: urllib.error.HTTPError) -> Unmendable:
+    """The head's refusal, as the pod's last words: the URL, the status and the last line of the head's reason."""
+    text = answer_text(error)
+    reason = f": {text.splitlines()[-1][:300]}" if text else ""
+    return Unmendable(f"the Jobs API refused {error.url} with HTTP {error.code} {error.reason}{reason}")
 
 
 @dataclass
@@ -93,29 +128,84 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> "Settings":
-        with open(os.environ["VERL_PPO_JOB_SPEC"], encoding="utf-8") as spec_file:
-            job_spec = json.load(spec_file)
+        """The settings of the chart's environment; Unmendable naming the variable or file that is wrong."""
+        try:
+            return cls._from_env()
+        except KeyError as error:
+            raise Unmendable(f"{error.args[0]} is not set (the chart sets it: is this the chart's Job?)") from None
+
+    @classmethod
+    def _from_env(cls) -> "Settings":
+        job_spec = read_job_spec(os.environ["VERL_PPO_JOB_SPEC"])
         return cls(
-            dashboard_url=os.environ["RAY_DASHBOARD_URL"].rstrip("/"),
+            dashboard_url=dashboard_url(),
             job_spec=job_spec,
             submission_family=os.environ["VERL_PPO_SUBMISSION_FAMILY"],
             submission_prefix=os.environ.get("VERL_PPO_SUBMISSION_PREFIX", ""),
             submission_id=os.environ.get("RAY_JOB_SUBMISSION_ID", ""),
-            expected_gpus=float(os.environ["VERL_PPO_EXPECTED_GPUS"]),
-            wait_timeout_seconds=float(os.environ.get("VERL_PPO_WAIT_TIMEOUT_SECONDS", "1800")),
-            max_attempts=int(os.environ.get("VERL_PPO_MAX_ATTEMPTS", "3")),
-            inputs=json.loads(os.environ.get("VERL_PPO_INPUTS", "[]")),
+            expected_gpus=_setting("VERL_PPO_EXPECTED_GPUS", None, float),
+            wait_timeout_seconds=_setting("VERL_PPO_WAIT_TIMEOUT_SECONDS", "1800", float),
+            max_attempts=_setting("VERL_PPO_MAX_ATTEMPTS", "3", int),
+            inputs=_setting("VERL_PPO_INPUTS", "[]", json.loads),
             wait_for_inputs=os.environ.get("VERL_PPO_WAIT_FOR_INPUTS", "false") == "true",
-            inputs_timeout_seconds=float(os.environ.get("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200")),
+            inputs_timeout_seconds=_setting("VERL_PPO_INPUTS_TIMEOUT_SECONDS", "7200", float),
             resume_check_dir=os.environ.get("VERL_PPO_RESUME_CHECK_DIR", ""),
-            poll_seconds=float(os.environ.get("VERL_PPO_POLL_SECONDS", "5")),
-            dashboard_timeout_seconds=float(os.environ.get("VERL_PPO_DASHBOARD_TIMEOUT_SECONDS", "300")),
+            poll_seconds=_setting("VERL_PPO_POLL_SECONDS", "5", float),
+            dashboard_timeout_seconds=_setting("VERL_PPO_DASHBOARD_TIMEOUT_SECONDS", "300", float),
             preflight_program=os.environ.get("VERL_PPO_PREFLIGHT", ""),
-            preflight_expected=json.loads(os.environ.get("VERL_PPO_PREFLIGHT_EXPECTED", "{}")),
+            preflight_expected=_setting("VERL_PPO_PREFLIGHT_EXPECTED", "{}", json.loads),
         )
+
+    def check_preflight_program(self) -> None:
+        """The preflight program is the chart's file: missing or broken, no retry brings it."""
+        if not self.preflight_program:
+            return
+        try:
+            with open(self.preflight_program, encoding="utf-8") as program:
+                preflight_constant(program.read(), "NODES_LEFT")
+        except (OSError, SyntaxError, ValueError) as error:
+            raise Unmendable(f"the preflight program {self.preflight_program} (VERL_PPO_PREFLIGHT) cannot be used "
+                             f"({error}); the chart mounts it from its ConfigMap, or ppo-job.preflight.enabled=false "
+                             "skips the preflight") from None
 
     def family_pattern(self) -> re.Pattern[str]:
         return re.compile(re.escape(self.submission_family) + r"-[0-9a-f]+-a\d+$")
+
+
+def dashboard_url() -> str:
+    """The head's Jobs API. Under a RayJob, KubeRay's own address for it (RAY_DASHBOARD_ADDRESS, host:port of
+    the head Service of the cluster it made for this run, which its controller follows too): the Service
+    KubeRay names after the RayJob selects the head by KubeRay's default app.kubernetes.io/name (v1.6.0), which
+    the chart's pods do not carry, so RAY_DASHBOARD_URL's name resolves to no address there."""
+    address = os.environ.get("RAY_DASHBOARD_ADDRESS", "") if os.environ.get("RAY_JOB_SUBMISSION_ID") else ""
+    if address:
+        return address.rstrip("/") if "://" in address else f"http://{address.rstrip('/')}"
+    return os.environ["RAY_DASHBOARD_URL"].rstrip("/")
+
+
+def _setting(name: str, default: str | None, parse: Callable[[str], Any]) -> Any:
+    """A variable of the chart's environment, parsed; Unmendable naming it when it is not what it should be."""
+    text = os.environ[name] if default is None else os.environ.get(name, default)
+    try:
+        return parse(text)
+    except ValueError:
+        kind = "JSON value" if parse is json.loads else parse.__name__
+        raise Unmendable(f"{name}={text!r} is not a {kind}") from None
+
+
+def read_job_spec(path: str) -> dict[str, Any]:
+    """The run's Ray job spec (the chart's job.json): an object with an entrypoint command."""
+    try:
+        with open(path, encoding="utf-8") as spec_file:
+            spec = json.load(spec_file)
+    except (OSError, ValueError) as error:
+        raise Unmendable(f"the job spec {path} (VERL_PPO_JOB_SPEC) cannot be read ({error})") from None
+    if not isinstance(spec, dict) or not isinstance(spec.get("entrypoint"), str) or not spec["entrypoint"].strip():
+        raise Unmendable(f"the job spec {path} (VERL_PPO_JOB_SPEC) is no JSON object with an entrypoint command")
+    for key, kind in (("runtime_env", dict), ("metadata", dict)):
+        if spec.get(key) is not None and not isinstance(spec[key], kind):
+            raise Unmendable(f"the job spec {path} (VERL_PPO_JOB_SPEC): {key} is no JSON object")
+    return spec
 
 
 class RayJobsAPI:
@@ -123,12 +213,15 @@ class RayJobsAPI:
         self.base_url = base_url
         self.timeout = timeout
 
-    def request(self, method: str, path: str, body: Any = None) -> Any:
+    def build(self, method: str, path: str, body: Any = None) -> urllib.request.Request:
+        """Every request to the head is made here (its headers in one place)."""
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(
+        return urllib.request.Request(
             self.base_url + path, data=data, method=method, headers={"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(req, timeout=self.timeout) as response:
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        with urllib.request.urlopen(self.build(method, path, body), timeout=self.timeout) as response:
             raw = response.read()
         return json.loads(raw) if raw else None
 
@@ -194,6 +287,8 @@ def wait_for_cluster(api: RayJobsAPI, settings: Settings) -> None:
                     return
                 seen += f" and {heads} head nodes alive (a replaced head not yet marked dead)"
         except (urllib.error.URLError, OSError, ValueError) as error:
+            if refused(error):  # e.g. a dashboardURL that leads elsewhere, or credentials the head refuses
+                raise refusal(error) from None
             seen = f"dashboard not answering ({error})"
         if time.monotonic() >= deadline:
             log(
@@ -343,6 +438,8 @@ def job_status(api: RayJobsAPI, submission_id: str, settings: Settings, silent_s
         if error.code == 404:
             raise HeadLost(f"the head does not know {submission_id} (a new head: without GCS fault tolerance a "
                            "head's Ray jobs end with it)") from None
+        if refused(error):
+            raise refusal(error) from None
         failure: Exception = error
     except (urllib.error.URLError, OSError, ValueError) as error:
         failure = error
@@ -446,7 +543,7 @@ HOOK_END_SECONDS = 45
 def _retry_seconds(error: Exception) -> float:
     """How long since the first try a failed stop is worth another try."""
     if isinstance(error, urllib.error.HTTPError):
-        return BUSY_HEAD_SECONDS if error.code >= 500 else 0
+        return BUSY_HEAD_SECONDS if error.code >= 500 or error.code in TRANSIENT_HTTP else 0
     if isinstance(getattr(error, "reason", error), TimeoutError):
         return BUSY_HEAD_SECONDS
     if isinstance(error, (urllib.error.URLError, OSError)):
@@ -611,10 +708,12 @@ def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int], orphaned: s
         api.submit(choice.submission_id, settings.job_spec)
         log(f"submitted {choice.submission_id}")
     except urllib.error.HTTPError as error:
-        # Another pod of this Job won the race: follow its submission instead of starting a second run.
-        if "already exists" not in error.read().decode(errors="replace"):
+        # Another pod of this Job (or KubeRay's retried submitter) submitted the same id between our look and our
+        # submission: follow that run instead of starting a second one. Ray refuses the id with 400, or with 500
+        # when its job agent refused it.
+        if "already exists" not in answer_text(error):
             raise
-        log(f"{choice.submission_id} already exists: re-attaching")
+        log(f"{choice.submission_id} already exists (submitted by another pod at the same moment): re-attaching")
     return choice
 
 
@@ -641,8 +740,13 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
         except HeadLost as gone:  # during the preflight: no attempt of the run was submitted
             log(f"preflight: {gone}; waiting for the cluster again")
             continue
-        except (urllib.error.URLError, OSError) as error:  # the head answered the cluster's state a moment ago
-            # Worth another try as for the uninstall hook (no answer, or a 5xx: a recovering head answers 500).
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+            # The head answered the cluster's state a moment ago. Worth another try as for the uninstall hook (no
+            # answer, or a 5xx: a recovering head answers 500); not a refusal or an error of this pod's own.
+            if refused(error):
+                raise refusal(error) from None
+            if not isinstance(error, (urllib.error.URLError, ConnectionError, TimeoutError, http.client.HTTPException)):
+                raise Unmendable(f"{type(error).__name__} in the submitter's pod: {error}") from None
             failing_since = failing_since or time.monotonic()
             if not _retry_seconds(error) or time.monotonic() - failing_since >= settings.dashboard_timeout_seconds:
                 raise
@@ -681,6 +785,14 @@ def run(api: RayJobsAPI, settings: Settings) -> int:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except Unmendable as error:
+        log(f"{error}; not tried again: no retry can mend it")
+        return 0 if "--stop" in argv else UNMENDABLE_EXIT  # the uninstall hook never fails the uninstall
+
+
+def _main(argv: list[str]) -> int:
     settings = Settings.from_env()
     if "--stop" in argv:
         return stop_release_jobs(RayJobsAPI(settings.dashboard_url, timeout=20), settings)
@@ -689,8 +801,8 @@ def main(argv: list[str]) -> int:
         wait_for_cluster(api, settings)
         return 0
     if not settings.submission_prefix and not settings.submission_id:
-        log("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
-        return 2
+        raise Unmendable("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
+    settings.check_preflight_program()
     kube = None if settings.submission_id else KubeJob(os.environ.get("VERL_PPO_NAMESPACE", ""), settings.submission_prefix)
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
@@ -698,7 +810,6 @@ def main(argv: list[str]) -> int:
     except Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one decision, even if the kubelet signals again
         return on_terminate(api, kube, settings)
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
