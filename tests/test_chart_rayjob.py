@@ -5,6 +5,7 @@ submitter Job's; queue labels land on whichever object Kueue manages."""
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 
 import pytest
@@ -125,3 +126,68 @@ def test_notes_name_the_rayjob_and_the_queue():
     assert "kubectl -n training get rayjob verl-ppo" in notes
     assert "kubectl -n training logs -f job/verl-ppo" in notes
     assert 'LocalQueue "team-a" holds the RayJob suspended' in notes and "get workloads" in notes
+
+
+INGRESS = ["--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.className=nginx",
+           "--set", "raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}",
+           "--set", "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users",
+           "--set-json", 'raycluster.networkPolicy.dashboardFrom=[{"namespaceSelector":{"matchLabels":'
+                         '{"kubernetes.io/metadata.name":"ingress-nginx"}}}]']
+
+
+def dashboard_users(documents: list[dict]) -> tuple[str, str]:
+    """The Service the dashboard Ingress routes to, and the URL the helm test pod checks."""
+    ingress = only(documents, "Ingress")
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    test_pod = next(doc for doc in documents if doc["kind"] == "Pod"
+                    and doc["metadata"].get("annotations", {}).get("helm.sh/hook") == "test")
+    env = {e["name"]: e.get("value") for e in test_pod["spec"]["containers"][0]["env"]}
+    return backend["name"], env["RAY_DASHBOARD_URL"]
+
+
+def test_the_dashboard_goes_through_a_head_service_the_chart_renders(helm, validator):
+    # KubeRay's <RayJob>-head-svc selects by app.kubernetes.io/name: kuberay, a label the chart's pods do not
+    # carry: the Ingress, helm test and NOTES name the chart's own Service, selecting the run's head.
+    documents = render(helm, validator, *RAYJOB, *INGRESS)
+    name, url = dashboard_users(documents)
+    assert url == f"http://{name}.training.svc:8265"
+    (service,) = [doc for doc in documents if doc["kind"] == "Service" and doc["metadata"]["name"] == name]
+    # Not a name KubeRay derives: its head Service, or <RayJob>-<5 random characters>[-...] of its clusters.
+    assert name != "verl-ppo-head-svc" and not re.fullmatch(r"verl-ppo-[a-z0-9]{5}(-.*)?", name), name
+    assert service["spec"]["type"] == "ClusterIP"
+    spec = only(documents, "RayJob")["spec"]["rayClusterSpec"]
+    head = spec["headGroupSpec"]["template"]
+    # KubeRay adds ray.io/node-type to each pod it creates from a group's template.
+    head_labels = {**head["metadata"]["labels"], "ray.io/node-type": "head"}
+    selector = service["spec"]["selector"]
+    assert selector.items() <= head_labels.items(), selector
+    for group in spec["workerGroupSpecs"]:
+        worker_labels = {**group["template"]["metadata"]["labels"], "ray.io/node-type": "worker"}
+        assert not selector.items() <= worker_labels.items()
+    # Each port a named port of the head container, the dashboard's where the Ingress and the test pod go.
+    head_ports = {p["name"]: p["containerPort"] for p in head["spec"]["containers"][0]["ports"]}
+    ports = {p["name"]: (p["port"], p["targetPort"]) for p in service["spec"]["ports"]}
+    assert ports == {"gcs-server": (6379, "gcs-server"), "dashboard": (8265, "dashboard"), "client": (10001, "client")}
+    assert all(head_ports[target] == port for port, target in ports.values())
+    # The policy covers the pods behind it: the Ingress controller's peers reach the dashboard port.
+    policy = only(documents, "NetworkPolicy")
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= selector.items()
+    assert {"ports": [{"port": 8265}], "from": [{"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "ingress-nginx"}}}]} in policy["spec"]["ingress"]
+    notes = helm_cli.notes(*RAYJOB)
+    assert f"port-forward svc/{name} 8265:8265" in notes
+
+
+def test_a_published_head_service_keeps_its_type_in_rayjob_mode(helm, validator):
+    documents = render(helm, validator, *RAYJOB, "--set", "raycluster.head.serviceType=NodePort",
+                       "--set", "raycluster.head.allowUnauthenticatedService=true")
+    (service,) = [doc for doc in documents if doc["kind"] == "Service"
+                  and doc["metadata"]["labels"]["app.kubernetes.io/component"] == "ray-head"]
+    assert service["spec"]["type"] == "NodePort"
+
+
+def test_raycluster_mode_uses_kuberays_head_service(helm, validator):
+    documents = render(helm, validator, *INGRESS)
+    assert dashboard_users(documents) == ("verl-ppo-head-svc", "http://verl-ppo-head-svc.training.svc:8265")
+    assert not [doc for doc in documents if doc["kind"] == "Service"
+                and doc["metadata"]["labels"]["app.kubernetes.io/component"] == "ray-head"]

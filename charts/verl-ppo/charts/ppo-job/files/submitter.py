@@ -174,9 +174,9 @@ class Settings:
 
 def dashboard_url() -> str:
     """The head's Jobs API. Under a RayJob, KubeRay's own address for it (RAY_DASHBOARD_ADDRESS, host:port of
-    the head Service of the cluster it made for this run, which its controller follows too): the Service
-    KubeRay names after the RayJob selects the head by KubeRay's default app.kubernetes.io/name (v1.6.0), which
-    the chart's pods do not carry, so RAY_DASHBOARD_URL's name resolves to no address there."""
+    the head Service of the cluster it made for this run, which its controller follows too): exactly this
+    attempt's head, where RAY_DASHBOARD_URL (the chart's Service selecting by the RayJob's pod label) may
+    briefly reach the previous attempt's too."""
     address = os.environ.get("RAY_DASHBOARD_ADDRESS", "") if os.environ.get("RAY_JOB_SUBMISSION_ID") else ""
     if address:
         return address.rstrip("/") if "://" in address else f"http://{address.rstrip('/')}"

@@ -28,10 +28,15 @@ ray.io/cluster: {{ include "verl-ppo.clusterName" . }}
 {{- end -}}
 {{- end -}}
 
-{{/* Head Service KubeRay creates for the RayCluster; for a RayJob it names the Service <RayJob>-head-svc too,
-     pointing at whichever cluster runs the job, so in both modes the name is stable. */}}
+{{/* The head's Service: KubeRay's for the RayCluster (<cluster>-head-svc); in RayJob mode the chart's own
+     (raycluster's head-service.yaml), as KubeRay's <RayJob>-head-svc selects by a label the chart's pods do not
+     carry. Its suffix has a '-' within KubeRay's 5 random characters, so no name KubeRay derives is the same. */}}
 {{- define "verl-ppo.headServiceName" -}}
+{{- if include "verl-ppo.rayJobMode" . -}}
+{{- include "verl-ppo.componentName" (dict "ctx" . "suffix" "ray-head") -}}
+{{- else -}}
 {{- printf "%s-head-svc" (include "verl-ppo.clusterName" .) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The release's own Ray dashboard / Jobs API address inside the cluster. */}}
