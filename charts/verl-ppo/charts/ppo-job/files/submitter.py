@@ -62,7 +62,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from logtail import LogTail, TailGone
+from logtail import LogTail, TailGone, ray_auth_headers
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 # veRL's checkpoint layout: the tracker file names the newest step; each rank writes its actor shard.
@@ -126,7 +126,8 @@ class RayJobsAPI:
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            self.base_url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+            self.base_url + path, data=data, method=method,
+            headers={"Content-Type": "application/json", **ray_auth_headers()},
         )
         with urllib.request.urlopen(req, timeout=self.timeout) as response:
             raw = response.read()

@@ -14,6 +14,13 @@ rayVersion: {{ . | quote }}
 enableInTreeAutoscaling: true
 {{- end }}
 {{- include "raycluster.gcsFaultTolerance" .Values.gcsFaultTolerance }}
+{{- with include "verl-ppo.rayAuthSecret" . }}
+# Ray's token authentication: KubeRay sets RAY_AUTH_MODE and RAY_AUTH_TOKEN (from the Secret) on every Ray
+# container and its own submitter, and reads the token for its dashboard calls (a RayJob's status).
+authOptions:
+  mode: token
+  secretName: {{ . | quote }}
+{{- end }}
 headGroupSpec:
   serviceType: {{ .Values.head.serviceType }}
   {{- /* Keys are option names (the schema); each value is one shell word of KubeRay's `ray start` line (verl-ppo.shellWord). */}}

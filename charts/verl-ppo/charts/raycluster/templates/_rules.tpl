@@ -7,6 +7,8 @@
 {{- include "raycluster.rules.env" . -}}
 {{- include "raycluster.rules.queue" . -}}
 {{- include "raycluster.rules.gcsFaultTolerance" . -}}
+{{- include "raycluster.rules.rayAuth" . -}}
+{{- include "raycluster.rules.queueUpgrade" . -}}
 {{- range $name, $value := .Values.nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" "is not an NCCL_* variable" "fix" "put other variables in raycluster.env") -}}
@@ -58,8 +60,8 @@
 {{- end -}}
 {{- if and (ne $ingress.provider "nginx") (or $access.sourceRanges $access.basicAuthSecret) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.accessControl" "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
-{{- else if not (or (without $access.sourceRanges "0.0.0.0/0" "::/0") $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
+{{- else if not (or (without $access.sourceRanges "0.0.0.0/0" "::/0") $access.basicAuthSecret $access.enforcedExternally $ingress.allowUnauthenticated (include "verl-ppo.rayAuthSecret" .)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" "exposes the Ray dashboard, which runs any job it is sent, without an access control" "fix" "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or Ray's token with --set global.rayAuth.tokenSecret=<Secret>, or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true") -}}
 {{- else if and .Values.networkPolicy.enabled (not .Values.networkPolicy.dashboardFrom) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" "name the ingress controller's peers, e.g. --set-json 'raycluster.networkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]' (an ipBlock of the load balancer's subnet for an ALB), or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true") -}}
 {{- end -}}
@@ -154,6 +156,38 @@
 {{- range $role := list "head" "worker" -}}
 {{- if hasKey ((get $.Values $role).rayStartParams | default dict) "redis-password" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.rayStartParams.redis-password" $role) "value" "<hidden>" "problem" "puts the Redis password on the ray start line, in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=password=...; then --set raycluster.gcsFaultTolerance.passwordSecret.secretName=<name> and remove raycluster.%s.rayStartParams.redis-password" $role)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Ray's token needs a Ray that has it: KubeRay refuses authOptions without spec.rayVersion 2.52.0 or later. */}}
+{{- define "raycluster.rules.rayAuth" -}}
+{{- with include "verl-ppo.rayAuthSecret" . -}}
+{{- $version := $.Values.rayVersion | default "" -}}
+{{- if not (and (regexMatch "^[0-9]+\\.[0-9]+\\.[0-9]+" $version) (semverCompare ">=2.52.0-0" (regexFind "^[0-9]+\\.[0-9]+\\.[0-9]+" $version))) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.rayVersion" "value" $version "problem" (printf "must name a Ray of 2.52.0 or later with global.rayAuth.tokenSecret=%s: KubeRay checks it before it turns Ray's token authentication on, and refuses the cluster otherwise" .) "fix" "--set raycluster.rayVersion=<the image's Ray version, 2.52.0 or later>, or --set global.rayAuth.tokenSecret=''") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An upgrade of a running queued release: Kueue (v0.18 and later, ValidateRayAndSparkJobUpdates) refuses to change
+     or remove the queue label of a workload that is not suspended, and to remove its priority class at any time. The
+     live object is read with lookup at install and upgrade (helm template and --dry-run without a cluster see none),
+     so the refusal comes before Helm changes anything, naming the value to keep. */}}
+{{- define "raycluster.rules.queueUpgrade" -}}
+{{- $kind := ternary "RayJob" "RayCluster" (eq (include "verl-ppo.rayJobMode" .) "true") -}}
+{{- $live := lookup "ray.io/v1" $kind .Release.Namespace (include "verl-ppo.clusterName" .) -}}
+{{- with $live -}}
+{{- $labels := .metadata.labels | default dict -}}
+{{- $liveQueue := get $labels "kueue.x-k8s.io/queue-name" -}}
+{{- $livePriority := get $labels "kueue.x-k8s.io/priority-class" -}}
+{{- $running := not (.spec.suspend | default false) -}}
+{{- $q := $.Values.queue -}}
+{{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" ($q.kueue | default "") "problem" (printf "would change the queue of the running %s %s, admitted through LocalQueue %s: Kueue refuses to change or remove the queue label of a workload that is not suspended" $kind .metadata.name $liveQueue) "fix" (printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}') and then change the queue" $liveQueue (lower $kind) .metadata.name)) -}}
+{{- end -}}
+{{- if and $livePriority (not $q.workloadPriorityClass) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.workloadPriorityClass" "value" "" "problem" (printf "would remove the priority class %s of the %s %s: Kueue refuses to remove a workload's priority class" $livePriority $kind .metadata.name) "fix" (printf "keep --set raycluster.queue.workloadPriorityClass=%s, or uninstall the release first" $livePriority)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
