@@ -71,6 +71,12 @@ gcsFaultToleranceOptions:
 {{- end }}
 {{- end -}}
 
+{{/* "true" when Kueue admits the autoscaling RayCluster elastically (raycluster.queue.elastic), else "". */}}
+{{- define "raycluster.elasticQueue" -}}
+{{- $q := .Values.queue -}}
+{{- if and $q.elastic $q.kueue .Values.worker.autoscaling.enabled (not (include "verl-ppo.rayJobMode" .)) -}}true{{- end -}}
+{{- end -}}
+
 {{/* Queue labels of the object Kueue or Volcano schedules (the RayCluster, or the RayJob in RayJob mode). */}}
 {{- define "raycluster.queueLabels" -}}
 {{- with .Values.queue.kueue }}

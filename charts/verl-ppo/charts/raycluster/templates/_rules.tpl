@@ -108,9 +108,12 @@
 {{- if and $q.workloadPriorityClass (not $q.kueue) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.workloadPriorityClass" "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" "--set raycluster.queue.kueue=<LocalQueue>, or --set raycluster.queue.workloadPriorityClass=''") -}}
 {{- end -}}
+{{- if and $q.elastic (not (include "raycluster.elasticQueue" .)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.elastic" "value" true "problem" "is Kueue's elastic admission of an autoscaling RayCluster: it needs raycluster.queue.kueue and raycluster.worker.autoscaling.enabled, in RayCluster mode" "fix" "--set raycluster.queue.kueue=<LocalQueue> --set raycluster.worker.autoscaling.enabled=true (global.mode=RayCluster), or --set raycluster.queue.elastic=false") -}}
+{{- end -}}
 {{- with $q.kueue -}}
-{{- if $.Values.worker.autoscaling.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" "is refused by Kueue for a queued cluster (unless its workload slicing is on): it admits a fixed size" "fix" "--set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''") -}}
+{{- if and $.Values.worker.autoscaling.enabled (not (include "raycluster.elasticQueue" $)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" "is refused by Kueue for a queued cluster unless it is admitted elastically: it admits a fixed size" "fix" "--set raycluster.queue.elastic=true (Kueue 0.18 or later, RayCluster mode), or --set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''") -}}
 {{- end -}}
 {{- if eq $.Values.worker.groupName "head" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.groupName" "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" "--set raycluster.worker.groupName=workergroup") -}}
@@ -185,6 +188,10 @@
 {{- $q := $.Values.queue -}}
 {{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" ($q.kueue | default "") "problem" (printf "would change the queue of the running %s %s, admitted through LocalQueue %s: Kueue refuses to change or remove the queue label of a workload that is not suspended" $kind .metadata.name $liveQueue) "fix" (printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}') and then change the queue" $liveQueue (lower $kind) .metadata.name)) -}}
+{{- end -}}
+{{- $liveElastic := eq (get (.metadata.annotations | default dict) "kueue.x-k8s.io/elastic-job") "true" -}}
+{{- if and $liveQueue (ne $liveElastic (eq (include "raycluster.elasticQueue" $) "true")) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.elastic" "value" (not $liveElastic) "problem" (printf "would switch Kueue's elastic admission of the %s %s: Kueue refuses to change it on an existing workload" $kind .metadata.name) "fix" (printf "keep raycluster.queue.elastic=%t (and what it needs: queue.kueue, worker.autoscaling.enabled) for this cluster, or uninstall the release first" $liveElastic)) -}}
 {{- end -}}
 {{- if and $livePriority (not $q.workloadPriorityClass) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.workloadPriorityClass" "value" "" "problem" (printf "would remove the priority class %s of the %s %s: Kueue refuses to remove a workload's priority class" $livePriority $kind .metadata.name) "fix" (printf "keep --set raycluster.queue.workloadPriorityClass=%s, or uninstall the release first" $livePriority)) -}}
