@@ -186,7 +186,10 @@
 {{- $livePriority := get $labels "kueue.x-k8s.io/priority-class" -}}
 {{- $running := not (.spec.suspend | default false) -}}
 {{- $q := $.Values.queue -}}
-{{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) -}}
+{{- /* A "default" label with no queue set may be Kueue's own (its namespace's default LocalQueue, set by its webhook):
+       Helm leaves a label it never rendered alone, so that is no change of ours. */ -}}
+{{- $kueueDefault := and (not $q.kueue) (eq $liveQueue "default") -}}
+{{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) (not $kueueDefault) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" ($q.kueue | default "") "problem" (printf "would change the queue of the running %s %s, admitted through LocalQueue %s: Kueue refuses to change or remove the queue label of a workload that is not suspended" $kind .metadata.name $liveQueue) "fix" (printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}') and then change the queue" $liveQueue (lower $kind) .metadata.name)) -}}
 {{- end -}}
 {{- $liveElastic := eq (get (.metadata.annotations | default dict) "kueue.x-k8s.io/elastic-job") "true" -}}
