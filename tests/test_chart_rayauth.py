@@ -78,3 +78,12 @@ def test_the_token_is_an_access_control_of_the_dashboard_ingress(helm, validator
     assert "--set global.rayAuth.tokenSecret=<Secret>" in refused.output
     documents = render(helm, validator, *ingress, *TOKEN)
     assert any(d["kind"] == "Ingress" for d in documents)
+
+
+def test_basic_auth_in_front_of_the_token_is_refused(helm):
+    """Ray reads Authorization before X-Ray-Authorization: nginx's basic-auth header would reach Ray as a bad token."""
+    result = helm_cli.template(helm, "--set", "raycluster.ingress.enabled=true", *DASHBOARD_PEERS, *TOKEN,
+                               "--set", "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users")
+    assert result.returncode != 0
+    assert "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users" in result.output
+    assert "Ray's token is the Ingress's access control" in result.output

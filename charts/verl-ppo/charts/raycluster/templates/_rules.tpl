@@ -170,6 +170,11 @@
 {{- if not (and (regexMatch "^[0-9]+\\.[0-9]+\\.[0-9]+" $version) (semverCompare ">=2.52.0-0" (regexFind "^[0-9]+\\.[0-9]+\\.[0-9]+" $version))) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.rayVersion" "value" $version "problem" (printf "must name a Ray of 2.52.0 or later with global.rayAuth.tokenSecret=%s: KubeRay checks it before it turns Ray's token authentication on, and refuses the cluster otherwise" .) "fix" "--set raycluster.rayVersion=<the image's Ray version, 2.52.0 or later>, or --set global.rayAuth.tokenSecret=''") -}}
 {{- end -}}
+{{- /* Ray reads the Authorization header before its own X-Ray-Authorization: basic auth's credentials, which nginx
+       passes on, would be taken for a token and refused. */ -}}
+{{- with and $.Values.ingress.enabled $.Values.ingress.accessControl.basicAuthSecret -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.ingress.accessControl.basicAuthSecret" "value" . "problem" "sends its credentials to the dashboard in the Authorization header, which Ray reads before its token header: with global.rayAuth.tokenSecret every request through the Ingress would be refused (403)" "fix" "drop basic auth (--set raycluster.ingress.accessControl.basicAuthSecret=''): Ray's token is the Ingress's access control, sourceRanges may stay; or --set global.rayAuth.tokenSecret='' to keep basic auth") -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
