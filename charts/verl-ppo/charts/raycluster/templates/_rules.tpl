@@ -191,8 +191,8 @@
 {{- $livePriority := get $labels "kueue.x-k8s.io/priority-class" -}}
 {{- $running := not (.spec.suspend | default false) -}}
 {{- $q := $.Values.queue -}}
-{{- /* A "default" label with no queue set may be Kueue's own (its namespace's default LocalQueue, set by its webhook):
-       Helm leaves a label it never rendered alone, so that is no change of ours. */ -}}
+{{- /* A "default" label with no value set may be Kueue's own (its webhook names the namespace's default LocalQueue and
+       the default WorkloadPriorityClass, both "default"): Helm leaves a label it never rendered alone. */ -}}
 {{- $kueueDefault := and (not $q.kueue) (eq $liveQueue "default") -}}
 {{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) (not $kueueDefault) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" ($q.kueue | default "") "problem" (printf "would change the queue of the running %s %s, admitted through LocalQueue %s: Kueue refuses to change or remove the queue label of a workload that is not suspended" $kind .metadata.name $liveQueue) "fix" (printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}') and then change the queue" $liveQueue (lower $kind) .metadata.name)) -}}
@@ -201,7 +201,7 @@
 {{- if and $liveQueue (ne $liveElastic (eq (include "raycluster.elasticQueue" $) "true")) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.elastic" "value" (not $liveElastic) "problem" (printf "would switch Kueue's elastic admission of the %s %s: Kueue refuses to change it on an existing workload" $kind .metadata.name) "fix" (printf "keep raycluster.queue.elastic=%t (and what it needs: queue.kueue, worker.autoscaling.enabled) for this cluster, or uninstall the release first" $liveElastic)) -}}
 {{- end -}}
-{{- if and $livePriority (not $q.workloadPriorityClass) -}}
+{{- if and $livePriority (not $q.workloadPriorityClass) (ne $livePriority "default") -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.workloadPriorityClass" "value" "" "problem" (printf "would remove the priority class %s of the %s %s: Kueue refuses to remove a workload's priority class" $livePriority $kind .metadata.name) "fix" (printf "keep --set raycluster.queue.workloadPriorityClass=%s, or uninstall the release first" $livePriority)) -}}
 {{- end -}}
 {{- end -}}
