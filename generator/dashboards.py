@@ -13,7 +13,8 @@ from pathlib import Path
 
 from generator import paths
 
-# Every dashboard Ray 2.49 generates; the chart's observability.dashboards.include picks among them.
+# The dashboards of Ray's own that a PPO run has a use for (Ray 2.60 also generates data_llm and serve_llm_sglang);
+# the chart's observability.dashboards.include picks among them.
 NAMES = ("default", "data", "train", "serve", "serve_deployment", "serve_llm")
 # Ray lets these environment variables change a dashboard's uid and filters: the committed files must not
 # depend on the shell that generated them.

@@ -333,6 +333,12 @@ CASES = [
          "ppo-job.dashboardURL"),
     Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
         "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
+    Case("kueue-elastic-without-autoscaling", {"raycluster": {"queue": {"kueue": "team-a", "elastic": True}}},
+         "raycluster.queue.elastic", mentions=["autoscaling"]),
+    Case("kueue-elastic-rayjob", {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a", "elastic": True},
+         "worker": {"autoscaling": {"enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.queue.elastic"),
+    Case("ray-token-without-ray-version", {"global": {"rayAuth": {"tokenSecret": "ray-token"}}}, "raycluster.rayVersion",
+         mentions=["2.52.0"]),
     Case("kueue-worker-group-named-head", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"groupName": "head"}}},
          "raycluster.worker.groupName", mentions=["Kueue"]),
     Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},

@@ -1,5 +1,5 @@
 """Tier 6: an autoscaling release upgrades after the Ray autoscaler has scaled it. The autoscaler (Ray's KubeRay
-node provider) writes a worker group's replicas with a JSON patch of the RayCluster; KubeRay v1.6.0's CRD
+node provider) writes a worker group's replicas with a JSON patch of the RayCluster; KubeRay v1.6.2's CRD
 declares no list type for workerGroupSpecs, so the whole list is one atomic field, now the autoscaler's. Helm 4's
 server-side apply then refuses any upgrade that applies the RayCluster; client-side apply (the NOTES' advice)
 passes and keeps the autoscaler's count."""

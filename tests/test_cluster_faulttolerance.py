@@ -17,7 +17,7 @@ from lab.localcluster import processes
 from lab.localcluster.release import CHART, rayclusters
 
 RELEASE, NAMESPACE = "verl-ppo", "gcs-ft"
-FINALIZER = "ray.io/gcs-ft-redis-cleanup-finalizer"  # KubeRay v1.6.0 utils.GCSFaultToleranceRedisCleanupFinalizer
+FINALIZER = "ray.io/gcs-ft-redis-cleanup-finalizer"  # KubeRay v1.6.2 utils.GCSFaultToleranceRedisCleanupFinalizer
 VALUES = ["-f", str(paths.VALUES_DIR / "seed-2gpu.yaml"),
           "--set", "raycluster.gcsFaultTolerance.enabled=true",
           "--set", "raycluster.gcsFaultTolerance.redisAddress=redis.ray-infra:6379",

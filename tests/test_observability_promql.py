@@ -32,13 +32,14 @@ def test_every_expression_parses(path, tmp_path):
 
 def test_a_broken_expression_fails(tmp_path):
     board = json.loads((dashboards.DASHBOARDS / "default.json").read_text())
-    target = next(panel for panel in board["panels"] if panel.get("targets"))["targets"][0]
+    panel = next(panel for panel in board["panels"] if panel.get("targets"))
+    target = panel["targets"][0]
     target["expr"] = target["expr"].replace(")", "", 1)  # unbalanced parenthesis
     copy = tmp_path / "default.json"
     copy.write_text(json.dumps(board))
     ok, output = promtool.check(dashboards.panel_queries(copy), tmp_path)
     assert not ok
-    assert "Scheduler Task State" in output, output
+    assert f"panel '{panel['title']}'" in output, output
 
 
 def test_filled_expressions_keep_no_variable():

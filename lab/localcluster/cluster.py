@@ -28,7 +28,7 @@ KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # as long as the grace period renews every 75 s, four times within it.
 NODE_GRACE_SECONDS = 300
 # The KubeRay operator's client rate and workers as docs/scale.md advises for 1,000+ GPU nodes
-# (flags of its main.go; v1.6.0 defaults: --qps=100, --burst=200, --reconcile-concurrency=1): a burst above
+# (flags of its main.go; v1.6.2 defaults: --qps=100, --burst=200, --reconcile-concurrency=1): a burst above
 # the 1,024 pods of the largest benchmark, several releases of a test session reconciled at once.
 OPERATOR_FLAGS = ("--qps=200", "--burst=1100", "--reconcile-concurrency=4")
 ADMISSION = ("NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,PodSecurity,"

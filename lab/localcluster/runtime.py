@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lab.localcluster import hostnet, processes
 
-# Image names as the kubelet looks them up: a short name `verl-ppo/ray:2.49.2` is docker.io/verl-ppo/ray:2.49.2.
+# Image names as the kubelet looks them up: a short name `verl-ppo/ray:2.60.0` is docker.io/verl-ppo/ray:2.60.0.
 IMAGE_BASE_NAMES = {"pause": "docker.io/verl-ppo/pause", "ray": "docker.io/verl-ppo/ray"}
 NAMESPACE = "k8s.io"  # containerd namespace of the CRI
 

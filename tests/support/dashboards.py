@@ -67,11 +67,13 @@ def variable_queries(path: Path) -> list[Query]:
 
 def fill(expr: str, values: dict[str, str] | None = None, default: str = ".+") -> str:
     """Variables replaced as Grafana does: built-ins by durations, the dashboard's own by `values`
-    (a regex, since Ray's filters are =~ matchers), else by `default` (what "All" matches)."""
+    (a regex, since Ray's filters are =~ matchers), else by `default` (what "All" matches); one in a range
+    or a subquery's step (`[$window]`, Ray 2.60's interval variables) by a duration."""
     values = values or {}
 
     def replace(match: re.Match) -> str:
         name = next(group for group in match.groups() if group)
-        return BUILTINS.get(name) or values.get(name, default)
+        in_range = match.string[match.start() - 1:match.start()] in ("[", ":")
+        return BUILTINS.get(name) or values.get(name, "1m" if in_range else default)
 
     return VARIABLE.sub(replace, expr)

@@ -83,7 +83,8 @@ class PodRelease:
             print(json.dumps({n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}))
         """)
         assert result.code == 0, result.output
-        return json.loads(result.output.strip().splitlines()[-1])
+        # Ray 2.60 may log a line after the result (as ray_jobs' callers see too): read the result's line.
+        return json.loads([line for line in result.output.splitlines() if line.startswith("{")][-1])
 
     def wait_ray_job(self, submission_id: str, statuses: set[str], timeout: float = 120) -> dict:
         processes.wait_for(f"Ray job {submission_id} {statuses}",

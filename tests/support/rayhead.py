@@ -115,8 +115,8 @@ def stop_head(temp_dir: Path, gcs_port: int) -> None:
             time.sleep(0.2)
 
 
-def _answers(url: str) -> bool:
-    with urllib.request.urlopen(url, timeout=2) as response:
+def _answers(url: str, headers: Mapping[str, str]) -> bool:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=dict(headers)), timeout=2) as response:
         json.load(response)
     return True
 
@@ -130,10 +130,12 @@ SHARED_HEAD = "VERL_PPO_TEST_SHARED_RAY_HEAD"
 @contextmanager
 def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None,
              metrics_port: int | None = None, gcs_port: int | None = None,
-             dashboard_port: int | None = None) -> Iterator[str]:
+             dashboard_port: int | None = None, auth_token: str = "") -> Iterator[str]:
     """Yields the dashboard URL of a fresh head; extra_args go to `ray start`, extra_env to its processes.
-    Fixed ports (gcs_port, dashboard_port) let a test start a new head where an old one was."""
-    env = ray_env(extra_env)
+    Fixed ports (gcs_port, dashboard_port) let a test start a new head where an old one was. auth_token turns on
+    Ray's token authentication (RAY_AUTH_MODE=token, as KubeRay's authOptions set it on the Ray pods)."""
+    auth_env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": auth_token} if auth_token else {}
+    env = ray_env({**(extra_env or {}), **auth_env})
     fixed_gcs_port = gcs_port
     # A port picked free can be taken before Ray binds it (busy machines, e.g. beside the local cluster):
     # a failed start is stopped and tried again on fresh ports.
@@ -159,7 +161,8 @@ def ray_head(temp_dir: Path, gpus: int, extra_args: Sequence[str] = (), extra_en
             raise RuntimeError(f"ray start failed {attempt} times; last output:\n{failure}")
     url = f"http://127.0.0.1:{dashboard}"
     try:
-        wait_for("Ray dashboard", lambda: _answers(url + "/api/version"), 60,
+        headers = {"X-Ray-Authorization": f"Bearer {auth_token}"} if auth_token else {}
+        wait_for("Ray dashboard", lambda: _answers(url + "/api/version", headers), 60,
                  temp_dir / "session_latest" / "logs" / "dashboard.log", interval=0.5)
         yield url
     finally:

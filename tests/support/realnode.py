@@ -47,8 +47,11 @@ def ray_jobs(api: client.ApiClient, namespace: str, head: str, patience: float =
     deadline = time.monotonic() + patience
     while True:
         result = python_in(api, namespace, head, """
-            import json, urllib.request
-            with urllib.request.urlopen("http://127.0.0.1:8265/api/jobs/", timeout=30) as response:
+            import json, os, urllib.request
+            token = os.environ.get("RAY_AUTH_TOKEN")  # KubeRay's, where Ray's token authentication is on
+            headers = {"X-Ray-Authorization": f"Bearer {token}"} if token else {}
+            request = urllib.request.Request("http://127.0.0.1:8265/api/jobs/", headers=headers)
+            with urllib.request.urlopen(request, timeout=30) as response:
                 print(json.dumps({j["submission_id"]: j for j in json.load(response) if j.get("submission_id")}))
         """)
         if result.code == 0:

@@ -24,6 +24,14 @@ from typing import BinaryIO
 OP_CONTINUATION, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 
 
+def ray_auth_headers() -> dict[str, str]:
+    """The header of Ray's token authentication (Ray 2.52 and later), with the token the chart hands the pod as
+    RAY_AUTH_TOKEN (global.rayAuth.tokenSecret); none without one. X-Ray-Authorization, Ray's own header, leaves
+    Authorization to a proxy in front of the dashboard (an Ingress with basic auth)."""
+    token = os.environ.get("RAY_AUTH_TOKEN", "").strip()
+    return {"X-Ray-Authorization": f"Bearer {token}"} if token else {}
+
+
 class TailGone(Exception):
     """The dashboard answered the tail's handshake with 404: it does not know the job."""
 
@@ -44,7 +52,9 @@ class Connection:
         sock.sendall((f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
                       f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
                       # The dashboard refuses requests without one (its browser check reads it).
-                      "User-Agent: verl-ppo-submitter\r\n\r\n").encode())
+                      "User-Agent: verl-ppo-submitter\r\n"
+                      + "".join(f"{name}: {value}\r\n" for name, value in ray_auth_headers().items())
+                      + "\r\n").encode())
         head = self._until(b"\r\n\r\n").decode("latin-1")
         status = head.split(" ", 2)[1] if " " in head else ""
         if status == "404":

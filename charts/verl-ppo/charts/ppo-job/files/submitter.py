@@ -68,7 +68,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from logtail import LogTail, TailGone
+from logtail import LogTail, TailGone, ray_auth_headers
 
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
 # veRL's checkpoint layout: the tracker file names the newest step; each rank writes its actor shard.
@@ -217,7 +217,8 @@ class RayJobsAPI:
         """Every request to the head is made here (its headers in one place)."""
         data = None if body is None else json.dumps(body).encode()
         return urllib.request.Request(
-            self.base_url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+            self.base_url + path, data=data, method=method,
+            headers={"Content-Type": "application/json", **ray_auth_headers()},
         )
 
     def request(self, method: str, path: str, body: Any = None) -> Any:

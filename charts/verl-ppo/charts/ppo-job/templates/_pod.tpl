@@ -38,6 +38,7 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
   value: {{ include "verl-ppo.totalGpus" . | quote }}
 - name: PYTHONUNBUFFERED
   value: "1"
+{{- include "verl-ppo.rayAuthEnv" . }}
 {{- end -}}
 
 {{/* The shared volume at its usual mount path: read-only for the submitter, writable for the preparation Job. */}}

@@ -14,6 +14,13 @@ rayVersion: {{ . | quote }}
 enableInTreeAutoscaling: true
 {{- end }}
 {{- include "raycluster.gcsFaultTolerance" .Values.gcsFaultTolerance }}
+{{- with include "verl-ppo.rayAuthSecret" . }}
+# Ray's token authentication: KubeRay sets RAY_AUTH_MODE and RAY_AUTH_TOKEN (from the Secret) on every Ray
+# container and its own submitter, and reads the token for its dashboard calls (a RayJob's status).
+authOptions:
+  mode: token
+  secretName: {{ . | quote }}
+{{- end }}
 headGroupSpec:
   serviceType: {{ .Values.head.serviceType }}
   {{- /* Keys are option names (the schema); each value is one shell word of KubeRay's `ray start` line (verl-ppo.shellWord). */}}
@@ -62,6 +69,12 @@ gcsFaultToleranceOptions:
   externalStorageNamespace: {{ . | quote }}
   {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* "true" when Kueue admits the autoscaling RayCluster elastically (raycluster.queue.elastic), else "". */}}
+{{- define "raycluster.elasticQueue" -}}
+{{- $q := .Values.queue -}}
+{{- if and $q.elastic $q.kueue .Values.worker.autoscaling.enabled (not (include "verl-ppo.rayJobMode" .)) -}}true{{- end -}}
 {{- end -}}
 
 {{/* Queue labels of the object Kueue or Volcano schedules (the RayCluster, or the RayJob in RayJob mode). */}}

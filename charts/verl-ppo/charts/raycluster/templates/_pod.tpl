@@ -38,6 +38,11 @@ spec:
   affinity:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if include "raycluster.elasticQueue" $ctx }}
+  # Kueue's gate of an elastic cluster (its webhook adds it only at creation): rendered, so an upgrade keeps it.
+  schedulingGates:
+    - name: kueue.x-k8s.io/elastic-job
+  {{- end }}
   containers:
     - name: ray-{{ .role }}
       image: {{ include "verl-ppo.image" (dict "global" $global) | quote }}

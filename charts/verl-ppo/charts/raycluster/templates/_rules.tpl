@@ -7,6 +7,8 @@
 {{- include "raycluster.rules.env" . -}}
 {{- include "raycluster.rules.queue" . -}}
 {{- include "raycluster.rules.gcsFaultTolerance" . -}}
+{{- include "raycluster.rules.rayAuth" . -}}
+{{- include "raycluster.rules.queueUpgrade" . -}}
 {{- range $name, $value := .Values.nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" "is not an NCCL_* variable" "fix" "put other variables in raycluster.env") -}}
@@ -63,9 +65,9 @@
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.accessControl" "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
 {{- end -}}
 {{- if not (include "raycluster.ingressAccessControls" .Values | fromJsonArray) -}}
-{{- $fix := "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" -}}
+{{- $fix := "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or Ray's token with --set global.rayAuth.tokenSecret=<Secret>, or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" -}}
 {{- if not $nginx -}}
-{{- $fix = printf "restrict the %s's listener to your clients (e.g. an ALB listener ACL), then --set raycluster.ingress.accessControl.enforcedExternally=true; or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" (ternary "ALB" "load balancer" (eq $ingress.provider "alb")) -}}
+{{- $fix = printf "restrict the %s's listener to your clients (e.g. an ALB listener ACL), then --set raycluster.ingress.accessControl.enforcedExternally=true; or set Ray's token with --set global.rayAuth.tokenSecret=<Secret>; or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" (ternary "ALB" "load balancer" (eq $ingress.provider "alb")) -}}
 {{- end -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" (printf "exposes the Ray dashboard, which runs any job it is sent, without an access control%s" (ternary "" (printf " (with provider %s the chart cannot set one)" $ingress.provider) $nginx)) "fix" $fix) -}}
 {{- end -}}
@@ -87,6 +89,8 @@
 {{- end -}}
 {{- if $access.enforcedExternally }}{{ $controls = append $controls "enforcedExternally" }}{{ end -}}
 {{- if $ingress.allowUnauthenticated }}{{ $controls = append $controls "allowUnauthenticated" }}{{ end -}}
+{{- /* Ray's token: the dashboard itself refuses a request without it. */ -}}
+{{- if ((.global.rayAuth | default dict).tokenSecret) }}{{ $controls = append $controls "rayAuth" }}{{ end -}}
 {{- toJson (uniq $controls) -}}
 {{- end -}}
 
@@ -169,9 +173,12 @@
 {{- if and $q.workloadPriorityClass (not $q.kueue) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.workloadPriorityClass" "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" "--set raycluster.queue.kueue=<LocalQueue>, or --set raycluster.queue.workloadPriorityClass=''") -}}
 {{- end -}}
+{{- if and $q.elastic (not (include "raycluster.elasticQueue" .)) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.elastic" "value" true "problem" "is Kueue's elastic admission of an autoscaling RayCluster: it needs raycluster.queue.kueue and raycluster.worker.autoscaling.enabled, in RayCluster mode" "fix" "--set raycluster.queue.kueue=<LocalQueue> --set raycluster.worker.autoscaling.enabled=true (global.mode=RayCluster), or --set raycluster.queue.elastic=false") -}}
+{{- end -}}
 {{- with $q.kueue -}}
-{{- if $.Values.worker.autoscaling.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" "is refused by Kueue for a queued cluster (unless its workload slicing is on): it admits a fixed size" "fix" "--set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''") -}}
+{{- if and $.Values.worker.autoscaling.enabled (not (include "raycluster.elasticQueue" $)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" "is refused by Kueue for a queued cluster unless it is admitted elastically: it admits a fixed size" "fix" "--set raycluster.queue.elastic=true (Kueue 0.18 or later, RayCluster mode), or --set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''") -}}
 {{- end -}}
 {{- if eq $.Values.worker.groupName "head" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.groupName" "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" "--set raycluster.worker.groupName=workergroup") -}}
@@ -217,6 +224,50 @@
 {{- range $role := list "head" "worker" -}}
 {{- if hasKey ((get $.Values $role).rayStartParams | default dict) "redis-password" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.rayStartParams.redis-password" $role) "value" "<hidden>" "problem" "puts the Redis password on the ray start line, in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=password=...; then --set raycluster.gcsFaultTolerance.passwordSecret.secretName=<name> and remove raycluster.%s.rayStartParams.redis-password" $role)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Ray's token needs a Ray that has it: KubeRay refuses authOptions without spec.rayVersion 2.52.0 or later. */}}
+{{- define "raycluster.rules.rayAuth" -}}
+{{- with include "verl-ppo.rayAuthSecret" . -}}
+{{- $version := $.Values.rayVersion | default "" -}}
+{{- if not (and (regexMatch "^[0-9]+\\.[0-9]+\\.[0-9]+" $version) (semverCompare ">=2.52.0-0" (regexFind "^[0-9]+\\.[0-9]+\\.[0-9]+" $version))) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.rayVersion" "value" $version "problem" (printf "must name a Ray of 2.52.0 or later with global.rayAuth.tokenSecret=%s: KubeRay checks it before it turns Ray's token authentication on, and refuses the cluster otherwise" .) "fix" "--set raycluster.rayVersion=<the image's Ray version, 2.52.0 or later>, or --set global.rayAuth.tokenSecret=''") -}}
+{{- end -}}
+{{- /* Ray reads the Authorization header before its own X-Ray-Authorization: basic auth's credentials, which nginx
+       passes on, would be taken for a token and refused. */ -}}
+{{- with and $.Values.ingress.enabled $.Values.ingress.accessControl.basicAuthSecret -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.ingress.accessControl.basicAuthSecret" "value" . "problem" "sends its credentials to the dashboard in the Authorization header, which Ray reads before its token header: with global.rayAuth.tokenSecret every request through the Ingress would be refused (403)" "fix" "drop basic auth (--set raycluster.ingress.accessControl.basicAuthSecret=''): Ray's token is the Ingress's access control, sourceRanges may stay; or --set global.rayAuth.tokenSecret='' to keep basic auth") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An upgrade of a running queued release: Kueue (v0.18 and later, ValidateRayAndSparkJobUpdates) refuses to change
+     or remove the queue label of a workload that is not suspended, and to remove its priority class at any time. The
+     live object is read with lookup at install and upgrade (helm template and --dry-run without a cluster see none),
+     so the refusal comes before Helm changes anything, naming the value to keep. */}}
+{{- define "raycluster.rules.queueUpgrade" -}}
+{{- $kind := ternary "RayJob" "RayCluster" (eq (include "verl-ppo.rayJobMode" .) "true") -}}
+{{- $live := lookup "ray.io/v1" $kind .Release.Namespace (include "verl-ppo.clusterName" .) -}}
+{{- with $live -}}
+{{- $labels := .metadata.labels | default dict -}}
+{{- $liveQueue := get $labels "kueue.x-k8s.io/queue-name" -}}
+{{- $livePriority := get $labels "kueue.x-k8s.io/priority-class" -}}
+{{- $running := not (.spec.suspend | default false) -}}
+{{- $q := $.Values.queue -}}
+{{- /* A "default" label with no value set may be Kueue's own (its webhook names the namespace's default LocalQueue and
+       the default WorkloadPriorityClass, both "default"): Helm leaves a label it never rendered alone. */ -}}
+{{- $kueueDefault := and (not $q.kueue) (eq $liveQueue "default") -}}
+{{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) (not $kueueDefault) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" ($q.kueue | default "") "problem" (printf "would change the queue of the running %s %s, admitted through LocalQueue %s: Kueue refuses to change or remove the queue label of a workload that is not suspended" $kind .metadata.name $liveQueue) "fix" (printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}') and then change the queue" $liveQueue (lower $kind) .metadata.name)) -}}
+{{- end -}}
+{{- $liveElastic := eq (get (.metadata.annotations | default dict) "kueue.x-k8s.io/elastic-job") "true" -}}
+{{- if and $liveQueue (ne $liveElastic (eq (include "raycluster.elasticQueue" $) "true")) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.elastic" "value" (not $liveElastic) "problem" (printf "would switch Kueue's elastic admission of the %s %s: Kueue refuses to change it on an existing workload" $kind .metadata.name) "fix" (printf "keep raycluster.queue.elastic=%t (and what it needs: queue.kueue, worker.autoscaling.enabled) for this cluster, or uninstall the release first" $liveElastic)) -}}
+{{- end -}}
+{{- if and $livePriority (not $q.workloadPriorityClass) (ne $livePriority "default") -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.workloadPriorityClass" "value" "" "problem" (printf "would remove the priority class %s of the %s %s: Kueue refuses to remove a workload's priority class" $livePriority $kind .metadata.name) "fix" (printf "keep --set raycluster.queue.workloadPriorityClass=%s, or uninstall the release first" $livePriority)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

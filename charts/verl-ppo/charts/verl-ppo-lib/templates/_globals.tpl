@@ -30,6 +30,22 @@ values). Call with any chart context (needs .Values.global).
 {{- if eq (.Values.global.mode | default "RayCluster") "RayJob" -}}true{{- end -}}
 {{- end -}}
 
+{{/* The Secret of Ray's token (global.rayAuth.tokenSecret), its key auth_token as KubeRay reads it; "" when off. */}}
+{{- define "verl-ppo.rayAuthSecret" -}}
+{{- ((.Values.global.rayAuth | default dict).tokenSecret | default "") -}}
+{{- end -}}
+
+{{/* RAY_AUTH_TOKEN from that Secret (a list of one EnvVar, or nothing): what Ray's clients send as a bearer token. */}}
+{{- define "verl-ppo.rayAuthEnv" -}}
+{{- with include "verl-ppo.rayAuthSecret" . }}
+- name: RAY_AUTH_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: auth_token
+{{- end }}
+{{- end -}}
+
 {{- define "verl-ppo.tensorboardEnabled" -}}
 {{- if .Values.global.tensorboard.enabled -}}true{{- end -}}
 {{- end -}}
