@@ -35,11 +35,7 @@ def kinds_of(result) -> set[str]:
 
 
 def assert_valid(result, validator) -> list[dict]:
-    assert result.returncode == 0, result.output
-    documents = result.documents()
-    problems = [error for doc in documents for error in validator.errors(doc)]
-    assert problems == [], "\n".join(problems)
-    return documents
+    return helm_cli.valid_documents(result, validator)
 
 
 @pytest.mark.parametrize("args", SCENARIOS)

@@ -18,11 +18,7 @@ PASSWORD = ["--set", "raycluster.gcsFaultTolerance.passwordSecret.secretName=red
 
 
 def cluster_spec(helm, validator, *args: str) -> dict:
-    result = helm_cli.template(helm, *args)
-    assert result.returncode == 0, result.output
-    documents = result.documents()
-    problems = [error for doc in documents for error in validator.errors(doc)]
-    assert problems == [], "\n".join(problems)
+    documents = helm_cli.rendered_valid(helm, validator, *args)
     [owner] = [doc for doc in documents if doc["kind"] in ("RayCluster", "RayJob")]
     return owner["spec"] if owner["kind"] == "RayCluster" else owner["spec"]["rayClusterSpec"]
 

@@ -15,12 +15,7 @@ GATE = {"name": "kueue.x-k8s.io/elastic-job"}
 
 
 def ray_cluster(helm, validator, *args: str) -> dict:
-    result = helm_cli.template(helm, *args)
-    assert result.returncode == 0, result.output
-    documents = result.documents()
-    problems = [error for doc in documents for error in validator.errors(doc)]
-    assert problems == [], "\n".join(problems)
-    return next(d for d in documents if d["kind"] == "RayCluster")
+    return next(d for d in helm_cli.rendered_valid(helm, validator, *args) if d["kind"] == "RayCluster")
 
 
 def templates(cluster: dict) -> list[dict]:

@@ -15,12 +15,7 @@ DASHBOARD_PEERS = ["--set-json", 'raycluster.networkPolicy.dashboardFrom=[{"ipBl
 
 
 def render(helm, validator, *args: str) -> list[dict]:
-    result = helm_cli.template(helm, *args)
-    assert result.returncode == 0, result.output
-    documents = result.documents()
-    problems = [error for doc in documents for error in validator.errors(doc)]
-    assert problems == [], "\n".join(problems)
-    return documents
+    return helm_cli.rendered_valid(helm, validator, *args)
 
 
 def dashboard_callers(documents: list[dict]) -> dict[str, dict]:

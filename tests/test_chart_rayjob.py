@@ -18,12 +18,7 @@ SHAPES = sorted((ROOT / "values").glob("*.yaml"))
 
 
 def render(helm, validator, *args: str) -> list[dict]:
-    result = helm_cli.template(helm, *args)
-    assert result.returncode == 0, result.output
-    documents = result.documents()
-    problems = [error for doc in documents for error in validator.errors(doc)]
-    assert problems == [], "\n".join(problems)
-    return documents
+    return helm_cli.rendered_valid(helm, validator, *args)
 
 
 def only(documents: list[dict], kind: str) -> dict:

@@ -22,12 +22,7 @@ MiB = 1024 * 1024
 
 
 def render(helm, validator, *args, **kwargs) -> list[dict]:
-    result = helm_cli.template(helm, *args, **kwargs)
-    assert result.returncode == 0, result.output
-    documents = result.documents()
-    problems = [error for doc in documents for error in validator.errors(doc)]
-    assert problems == [], "\n".join(problems)
-    return documents
+    return helm_cli.rendered_valid(helm, validator, *args, **kwargs)
 
 
 def of_kind(documents: list[dict], kind: str) -> list[dict]:

@@ -48,6 +48,20 @@ def template(binary: Path, *extra: str, release: str = "verl-ppo", namespace: st
     return run(binary, *args, *extra)
 
 
+def valid_documents(result: Result, validator: Any) -> list[dict]:
+    """A render's objects, after asserting Helm succeeded and the validator finds nothing wrong in any."""
+    assert result.returncode == 0, result.output
+    documents = result.documents()
+    problems = [error for doc in documents for error in validator.errors(doc)]
+    assert problems == [], "\n".join(problems)
+    return documents
+
+
+def rendered_valid(binary: Path, validator: Any, *extra: str, **kwargs: Any) -> list[dict]:
+    """`helm template` of the chart with `extra`, every object valid (valid_documents)."""
+    return valid_documents(template(binary, *extra, **kwargs), validator)
+
+
 def notes(*extra: str) -> str:
     """NOTES.txt as Helm 4 prints it after a client-only dry run (Helm 3 needs a cluster for that)."""
     result = run(helm_binaries()["helm4"], "install", "verl-ppo", str(CHART), "--dry-run=client",
