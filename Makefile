@@ -35,7 +35,7 @@ docs: venv  ## (maintainers) regenerate every chart's README.md from its values.
 contract: schema docs  ## (maintainers) everything generated from schemas/ and the values files
 
 dashboards: venv  ## (maintainers) regenerate the Grafana dashboards (observability/dashboards/): Ray's from the pinned Ray, the rollout one
-	$(PYTHON) -m generator dashboards
+	$(PYTHON) -m lab.dashboards
 
 check: venv helm  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml

@@ -1,7 +1,7 @@
 """Command line of the generator: `python -m generator <command>`.
 
 For users: shapes, render, check, discover. For maintainers (they write files of this repository):
-schema, docs, dashboards, summarize.
+schema, docs, summarize.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import yaml
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import load_catalog
-from generator import dashboards, rolloutdashboard
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
-from generator.chartvalues import chart_values
 from generator.helm import HelmInputs, HelmMissing
 from generator.render import platform_overlays, render_shape, run_for, values_file_name, verl_version_for, write
 from generator.schema import chart_schemas
@@ -154,21 +152,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return write_or_check(readmes(), args.check, "python -m generator docs")
 
 
-def cmd_dashboards(args: argparse.Namespace) -> int:
-    generated = {**dashboards.generate(), **rolloutdashboard.generate()}
-    if args.check:
-        stale = [name for name, text in generated.items()
-                 if not dashboards.dashboard_path(name).exists() or dashboards.dashboard_path(name).read_text() != text]
-        for name in stale:
-            source = "generator/rolloutdashboard.py" if name == rolloutdashboard.NAME else "Ray's generator"
-            print(f"{dashboards.dashboard_path(name)} differs from {source}: run python -m generator dashboards")
-        return 1 if stale else 0
-    for name, text in generated.items():
-        path = dashboards.dashboard_path(name)
-        print(f"{'wrote' if write(path, text) else 'unchanged'} {path} ({len(text.encode()) // 1024} KiB)")
-    return 0
-
-
 def cmd_summarize(args: argparse.Namespace) -> int:
     print(summarize(yaml.safe_load_all(sys.stdin)))
     return 0
@@ -229,10 +212,6 @@ def parser() -> argparse.ArgumentParser:
     docs = sub.add_parser("docs", help="(maintainers) write each chart's README.md from its values.yaml comments")
     _drift_option(docs)
     docs.set_defaults(func=cmd_docs)
-
-    board = sub.add_parser("dashboards", help="(maintainers) write Ray's Grafana dashboards and the rollout one (observability/dashboards/*.json)")
-    _drift_option(board)
-    board.set_defaults(func=cmd_dashboards)
 
     summary = sub.add_parser("summarize", help="(maintainers) summarize `helm template` output read from stdin")
     summary.set_defaults(func=cmd_summarize)

@@ -10,7 +10,6 @@ CHART_SCHEMA = CHART / "values.schema.json"
 LIBRARY = "verl-ppo-lib"
 # The components, each a subchart of the umbrella chart (not installed alone).
 SUBCHARTS = ("storage", "raycluster", "ppo-job", "observability")
-DASHBOARDS = CHART / "charts" / "observability" / "dashboards"
 VALUES_SCHEMA = ROOT / "schemas" / "values.schema.yaml"
 CATALOG_SCHEMA = ROOT / "schemas" / "gpu-catalog.schema.yaml"
 CATALOG = Path(__file__).resolve().parent / "catalog.yaml"

@@ -633,24 +633,6 @@ def test_cli_discover_without_a_cluster_names_the_fix(tmp_path: Path, capsys, mo
     assert err.startswith("discover: no cluster to read: ") and err.endswith("pass --kubeconfig or set KUBECONFIG\n")
 
 
-def test_cli_dashboards_writes_rays_dashboards_and_reports_drift(tmp_path: Path, capsys, monkeypatch):
-    from generator import dashboards, rolloutdashboard
-
-    monkeypatch.setattr(dashboards, "dashboard_path", lambda name: tmp_path / f"{name}.json")
-    assert main(["dashboards", "--check"]) == 1
-    generated = {**dashboards.generate(), **rolloutdashboard.generate()}
-    assert "rollout" in generated and "default" in generated
-    sources = {name: "generator/rolloutdashboard.py" if name == "rollout" else "Ray's generator" for name in generated}
-    assert capsys.readouterr().out.splitlines() == [f"{tmp_path / name}.json differs from {source}: run python "
-                                                    "-m generator dashboards" for name, source in sources.items()]
-    assert main(["dashboards"]) == 0
-    assert capsys.readouterr().out.splitlines() == [
-        f"wrote {tmp_path / name}.json ({len(text.encode()) // 1024} KiB)" for name, text in generated.items()]
-    for name, text in generated.items():
-        assert (tmp_path / f"{name}.json").read_text() == text == (paths.DASHBOARDS / f"{name}.json").read_text()
-    assert main(["dashboards", "--check"]) == 0 and capsys.readouterr().out == ""
-
-
 def test_cli_without_a_command_shows_the_usage(capsys):
     with pytest.raises(SystemExit) as stopped:
         main([])

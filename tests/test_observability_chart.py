@@ -9,7 +9,7 @@ import shlex
 import pytest
 import yaml
 
-from generator import dashboards as generator_dashboards
+from lab.dashboards import dashboard_path, ray_dashboards
 from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT
@@ -39,10 +39,10 @@ def env_of(pod_template: dict) -> dict[str, str]:
 
 
 def test_dashboards_are_the_pinned_rays_generator_output():
-    generated = generator_dashboards.generate()
+    generated = ray_dashboards.generate()
     for name, text in generated.items():
-        path = generator_dashboards.dashboard_path(name)
-        assert path.read_text() == text, f"{path} is stale or edited: run python -m generator dashboards"
+        path = dashboard_path(name)
+        assert path.read_text() == text, f"{path} is stale or edited: run make dashboards"
     assert set(generated) >= {"default", "data", "train"}
 
 
@@ -56,7 +56,7 @@ def test_one_config_map_per_dashboard_for_the_grafana_sidecar(helm, validator):
         board = json.loads(text)
         shipped = name.removeprefix("verl-ppo-dashboard-")
         assert key == f"ray-{shipped}-dashboard.json"
-        assert board == json.loads(generator_dashboards.dashboard_path(shipped).read_text())
+        assert board == json.loads(dashboard_path(shipped).read_text())
         assert any(v["name"] == "datasource" for v in board["templating"]["list"])
         assert all(panel.get("datasource") == "${datasource}" for panel in board["panels"] if panel.get("targets"))
         size = len(yaml.safe_dump(config_map).encode())
@@ -83,7 +83,7 @@ def test_the_rollout_dashboard_ships_beside_rays_when_listed(helm, validator):
     assert sorted(maps) == ["verl-ppo-dashboard-default", "verl-ppo-dashboard-rollout"]
     (key, text), = maps["verl-ppo-dashboard-rollout"]["data"].items()
     assert key == "verl-rollout-dashboard.json"
-    assert json.loads(text) == json.loads(generator_dashboards.dashboard_path("rollout").read_text())
+    assert json.loads(text) == json.loads(dashboard_path("rollout").read_text())
     assert maps["verl-ppo-dashboard-rollout"]["metadata"]["annotations"] == {"grafana_folder": "Ray"}
 
 

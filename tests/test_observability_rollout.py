@@ -15,7 +15,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from generator import rolloutdashboard as board
+from lab.dashboards import rollout as board
 from support import dashboards
 from support import helm as helm_cli
 from support.prometheus import PodTarget, Prometheus, prometheus, scrape_configs, wait_until_serving
