@@ -1,5 +1,6 @@
 """Tier 1: the catalog, the sizing rules, render output and the schema are what the repository holds."""
 
+import ast
 import dataclasses
 import json
 import os
@@ -14,7 +15,6 @@ import yaml
 from generator import paths
 from generator.catalog import load_catalog
 from generator.check import check
-from generator.chartvalues import chart_values
 from generator.helm import HelmInputs, helm_binary, merged_values, template
 from generator.cli import main
 from generator import sizing
@@ -234,6 +234,29 @@ def test_every_schema_constraint_has_a_fix_sentence():
     assert unfixed(broken) == ["#/properties/name: pattern without x-fix", "#/properties/map: additionalProperties without x-fix"]
 
 
+def helm_values(*files: Path) -> dict:
+    """.Values of the chart with these -f files, as Helm merges them."""
+    return merged_values(paths.CHART, HelmInputs(files=files))
+
+
+def test_the_umbrella_leaves_each_components_defaults_to_it():
+    """render reads a component's defaults from its own values.yaml as plain YAML: the umbrella's values.yaml
+    only switches each component on."""
+    umbrella = yaml.safe_load(paths.CHART_VALUES.read_text())
+    assert {name: umbrella[name] for name in paths.SUBCHARTS} == {name: {"enabled": True} for name in paths.SUBCHARTS}
+
+
+def test_the_generator_imports_no_ray_and_reads_nothing_of_the_lab():
+    """The product's runtime stays thin: the maintainers' tools (the dashboards' generators, the release tooling,
+    the lab's values) live under lab/, and the generator reaches none of them."""
+    for path in sorted((paths.ROOT / "generator").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not {name.split(".")[0] for name in imported} & {"ray", "lab"}, path
+        assert not re.search(r"\blab\b|requirements-test", path.read_text()), f"{path} reads a file of the lab"
+
+
 def test_subcharts_carry_no_copy_of_global():
     """`global` is the umbrella's alone: Helm copies it into each component's values."""
     for path in paths.subchart_values_files():
@@ -276,7 +299,7 @@ def without_nulls(values):
 
 
 def test_chart_defaults_are_the_seed_shape():
-    assert without_nulls(chart_values()) == without_nulls(chart_values(paths.VALUES_DIR / "seed-2gpu.yaml")), \
+    assert without_nulls(helm_values()) == without_nulls(helm_values(paths.VALUES_DIR / "seed-2gpu.yaml")), \
         "the charts' values.yaml defaults must equal values/seed-2gpu.yaml"
 
 
@@ -312,7 +335,7 @@ def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes, 
     run = run_for(ppo, nodes, verl_version=verl_version_for(catalog.verl, shape, ppo))
     values_file.write_text(render_shape(shape, catalog.models["qwen2.5-0.5b"], run, ppo, catalog.verl))
     assert passes(values_file) == []
-    values = chart_values(values_file)
+    values = helm_values(values_file)
     gpus = values["global"]["gpu"]["nodes"] * values["global"]["gpu"]["perNode"]
     assert values["ppo-job"]["data"]["trainBatchSize"] >= max(256, gpus)
 
@@ -398,7 +421,7 @@ def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, ca
     written = sorted(tmp_path.glob(f"*-{name}.yaml"))
     assert [path.name for path in written] == [f"h800-80g-x8-{name}.yaml", f"seed-2gpu-{name}.yaml"]
     assert all(passes(path) == [] for path in written)
-    values = chart_values(written[0])["ppo-job"]
+    values = helm_values(written[0])["ppo-job"]
     assert values["algorithm"]["name"] == name
 
 
@@ -524,7 +547,7 @@ def test_shapes_and_render_run_without_helm(tmp_path: Path):
     assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
     for path in sorted(paths.VALUES_DIR.rglob("*.yaml")):
         assert (tmp_path / "values" / path.relative_to(paths.VALUES_DIR)).read_text() == path.read_text(), path
-    # DAPO is not in the chart's default veRL: the version comes from the chart's defaults, merged without Helm.
+    # DAPO is not in the chart's default veRL: the version comes from ppo-job's values.yaml, read without Helm.
     dapo = generator_run(env, "render", "seed-2gpu", "--algorithm", "dapo", "--output", str(tmp_path / "dapo"))
     assert dapo.returncode == 0, dapo.stderr
     assert yaml.safe_load((tmp_path / "dapo" / "seed-2gpu-dapo.yaml").read_text())["ppo-job"]["verlVersion"] == "0.9.1"
@@ -568,24 +591,6 @@ def test_check_finds_helm_in_the_variable_then_on_path_then_in_the_cache(tmp_pat
         assert main(["check", seed]) == 0, step  # that Helm renders the chart
         assert capsys.readouterr().out == f"{seed}: ok\n"
     assert found == [PINNED_HELMS["helm4"], on_path / "helm", cache / "bin" / "helm4"]
-
-
-def test_python_merges_values_as_helm_does():
-    """chart_values (what render and the demo read, without Helm) against Helm 4's own merge, for every values
-    file, ci scenario and a platform stack, and for nulls and components switched off."""
-    stacks = [()] + [(path,) for path in sorted(paths.VALUES_DIR.glob("*.yaml"))]
-    stacks += [(path,) for path in sorted((paths.CHART / "ci").glob("*.yaml"))]
-    stacks += [(paths.VALUES_DIR / "h800-80g-x8.yaml", paths.VALUES_DIR / "platforms" / "vke.yaml")]
-    stacks += [(paths.ROOT / "tests" / "data" / "merge-nulls-and-switches.yaml",)]
-    for stack in stacks:
-        assert chart_values(*stack) == merged_values(paths.CHART, HelmInputs(files=stack)), stack
-
-
-def test_a_values_file_that_is_no_map_is_named(tmp_path: Path):
-    listed = tmp_path / "list.yaml"
-    listed.write_text("- a\n")
-    with pytest.raises(ValueError, match=f"{listed}: values must be a map of keys, not a list"):
-        chart_values(listed)
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))

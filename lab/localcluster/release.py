@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from generator.helm import HelmInputs, merged_values
 from lab.localcluster.parts import ROOT
 
 CHART = ROOT / "charts" / "verl-ppo"
@@ -138,6 +139,11 @@ def raycluster_ready(api: client.ApiClient, namespace: str) -> bool:
     status = clusters[0].get("status") or {}
     return status.get("state") == "ready" and status.get("readyWorkerReplicas", 0) == wanted \
         and status.get("desiredWorkerReplicas", 0) == wanted
+
+
+def release_values(*files: Path) -> dict:
+    """.Values of the chart with these -f files, as Helm merges them."""
+    return merged_values(CHART, HelmInputs(files=files))
 
 
 def pod_security_level(values: dict) -> str:

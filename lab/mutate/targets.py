@@ -35,10 +35,7 @@ SCHEMA_WORDS = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
 # its own way, the chart's values-only copy made once), then the CHECK cases.
 HELM = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
         "not helm3 and (check_findings or cannot_read or check_types or set_forms or merged_through_one_copy or "
-        "finds_helm or without_helm or one_line or no_helm or merges_values_as_helm)")
-# The Python merge of the values (render, the demo), against Helm's for every values file.
-CHART_VALUES = (GENERATOR, "-k", "merges_values_as_helm or no_map or without_helm or defaults_are_the_seed or "
-                "render_algorithm or rendered_values")
+        "finds_helm or without_helm or one_line or no_helm)")
 # `Path / "name"` replaced by another operator fails at import (paths.py) or at the first Helm run (the cached
 # Helm's path in helm.py), in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
