@@ -67,9 +67,12 @@ def cmd_render(args: argparse.Namespace) -> int:
         shape = catalog.shapes[name]
         run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share,
                       verl_version_for(catalog.verl, shape, algorithm))
-        outputs[args.output / values_file_name(shape, algorithm)] = render_shape(shape, model, run, algorithm, catalog.verl)
-    for file_name, text in platform_overlays().items():
-        outputs[args.output / "platforms" / file_name] = text
+        text = render_shape(shape, model, run, algorithm, catalog.verl)
+        outputs[args.output / values_file_name(shape, algorithm)] = text
+    if args.output.resolve() != paths.VALUES_DIR.resolve():
+        # The platform overlays live in values/platforms/; values rendered elsewhere get copies beside them.
+        for file_name, text in platform_overlays().items():
+            outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():
         print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
     return 0
@@ -172,7 +175,7 @@ def parser() -> argparse.ArgumentParser:
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
-    render = sub.add_parser("render", help="(users) write values/<shape>.yaml and the platform overlays")
+    render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
     render.add_argument("--model", default="qwen2.5-0.5b")
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")

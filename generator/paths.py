@@ -14,8 +14,9 @@ VALUES_SCHEMA = ROOT / "schemas" / "values.schema.yaml"
 CATALOG_SCHEMA = ROOT / "schemas" / "gpu-catalog.schema.yaml"
 CATALOG = Path(__file__).resolve().parent / "catalog.yaml"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-PLATFORMS = Path(__file__).resolve().parent / "platforms"
 VALUES_DIR = ROOT / "values"
+# Platform overlays (plain files: nothing in them varies), stacked on a shape's values file.
+PLATFORMS = VALUES_DIR / "platforms"
 README = ROOT / "README.md"
 
 

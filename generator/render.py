@@ -1,4 +1,4 @@
-"""Writes values/<shape>.yaml for each GPU node type through jinja2, and copies the platform overlays."""
+"""Writes values/<shape>.yaml for each GPU node type through jinja2; reads the platform overlays to copy."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm:
 
 
 def platform_overlays() -> dict[str, str]:
-    """Platform overlays by file name: plain files (nothing in them varies), copied to values/platforms/."""
+    """Platform overlays by file name, as values/platforms/ holds them (plain files: nothing in them varies)."""
     return {path.name: path.read_text() for path in sorted(paths.PLATFORMS.glob("*.yaml"))}
 
 
