@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lab.localcluster.release import REALNODE_VALUES
 from support import helm as helm_cli
 from support.tools import ROOT
 
@@ -27,7 +28,8 @@ SCENARIOS = [pytest.param([], id="defaults")] + [
     for path in SHAPE_FILES
     for platform, extra in PLATFORMS.items()
 ]
-CI_VALUES = sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))
+# The chart's ci scenarios, and the lab's real node values (tier 7 and make demo install them).
+CI_VALUES = sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml")) + [REALNODE_VALUES]
 
 
 def kinds_of(result) -> set[str]:

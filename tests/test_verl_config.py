@@ -18,10 +18,9 @@ from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 
-# Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios (not realnode-values.yaml,
-# tier 7's stand-in driver on the real node, which runs no veRL).
+# Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios.
 VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
-                *sorted(p for p in (ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml") if p.name != "realnode-values.yaml")]
+                *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
 ALGORITHMS = ["ppo", "grpo", "rloo", "reinforce++", "dapo"]
 
 

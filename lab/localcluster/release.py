@@ -16,7 +16,7 @@ from lab.localcluster.parts import ROOT
 
 CHART = ROOT / "charts" / "verl-ppo"
 # The seed's release scaled to the real node (image, resources, stand-in driver): tier 7 and make demo.
-REALNODE_VALUES = CHART / "ci" / "realnode-values.yaml"
+REALNODE_VALUES = Path(__file__).resolve().parent / "realnode-values.yaml"
 RAY = ("ray.io", "v1", "rayclusters")
 RAY_JOBS = ("ray.io", "v1", "rayjobs")
 POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
