@@ -748,9 +748,9 @@ def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields, layer):
     code = generator_main(["check", *args])
     output = capsys.readouterr().out
     assert (result.returncode == 0) == (code == 0) == (not fields), (result.output, output)
-    for field in fields:
-        case = Case(field, {}, field, layer=layer)
-        helm_named = helm_names_path(result.output, field) if layer == "schema" else named(result.output, case)
+    for path in fields:
+        case = Case(path, {}, path, layer=layer)
+        helm_named = helm_names_path(result.output, path) if layer == "schema" else named(result.output, case)
         assert stopped_by(result.output, case) and helm_named and named(output, case), (result.output, output)
 
 

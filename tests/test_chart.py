@@ -5,7 +5,6 @@ import ast
 import json
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import yaml
@@ -336,7 +335,7 @@ def test_preparation_job_writes_where_the_run_reads(helm, validator):
     pod = prepare["spec"]["template"]["spec"]
     container = pod["containers"][0]
     args = container["args"]
-    assert dict(zip(args[::2], args[1::2])) == {
+    assert dict(zip(args[::2], args[1::2], strict=True)) == {
         "--source": "huggingface", "--train-file": "/data/data/gsm8k/train.parquet",
         "--val-file": "/data/data/gsm8k/test.parquet", "--model-path": "/data/Qwen2.5-0.5B-Instruct",
         "--dataset-id": "openai/gsm8k", "--model-id": "Qwen/Qwen2.5-0.5B-Instruct"}

@@ -30,7 +30,7 @@ def gpu_memory_labels(local_cluster):
     core = client.CoreV1Api(local_cluster.api)
     names = local_cluster.nodes[LABELLED_SHAPE]
     assert len(names) == len(GPU_MEMORY_MIB)
-    for name, mib in zip(names, GPU_MEMORY_MIB):
+    for name, mib in zip(names, GPU_MEMORY_MIB, strict=True):
         core.patch_node(name, {"metadata": {"labels": {GPU_MEMORY_LABEL: mib}}})
     yield
     for name in names:

@@ -4,6 +4,7 @@ import ast
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys

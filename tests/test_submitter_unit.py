@@ -520,7 +520,7 @@ def test_sigterm_when_the_job_was_deleted_stops_this_runs_attempts_only(capsys):
                          record("2-preflight-abc123", "RUNNING")])
     assert submitter.on_terminate(head, DeletedJob("team", PREFIX), settings()) == 143
     assert head.stopped == [f"{PREFIX}-a2"]
-    assert f"terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
+    assert "terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
 
 
 def test_sigterm_on_a_head_that_times_out_still_exits_143(capsys):

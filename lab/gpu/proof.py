@@ -92,7 +92,7 @@ class PeakMemory:
     def _sample(self) -> None:
         while not self._stop.wait(1.0):
             used = gpu_memory_used_mib()
-            self.peak = [max(pair) for pair in zip(self.peak, used)] if self.peak else used
+            self.peak = [max(pair) for pair in zip(self.peak, used, strict=True)] if self.peak else used
 
     def __enter__(self) -> "PeakMemory":
         self._thread.start()
@@ -298,7 +298,8 @@ def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) ->
 
 def rollout_figures(entrypoint: str, summary: dict) -> dict:
     """Generated tokens per second of the rollout phase: the batch's responses over timing_s/gen."""
-    batch = next((int(word.split("=", 1)[1]) for word in entrypoint.split("'") if word.startswith("data.train_batch_size=")), None)
+    batch = next((int(word.split("=", 1)[1]) for word in entrypoint.split("'")
+                  if word.startswith("data.train_batch_size=")), None)
     gen, length = summary["timing_s"].get("gen"), summary.get("response_length_mean")
     return {"rollout_rows": batch, "rollout_tokens_per_second": round(batch * length / gen, 1)
             if batch and gen and length else None}
