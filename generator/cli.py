@@ -89,8 +89,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"{label}: cannot read {', '.join(unreadable)}")
             failed += 1
             continue
-        inputs = HelmInputs(tuple(stack), tuple(args.set or ()), tuple(args.set_string or ()), tuple(args.set_json or ()),
-                            args.release_name, args.namespace)
+        inputs = HelmInputs(tuple(stack), tuple(args.set or ()), tuple(args.set_string or ()),
+                            tuple(args.set_json or ()), args.release_name, args.namespace)
         try:
             verdict = check(args.chart.resolve(), inputs)
         except HelmMissing as missing:
@@ -202,7 +202,8 @@ def parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     found = sub.add_parser("discover", help="(users) catalog entries for a cluster's GPU node types (Kubernetes API)")
-    found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its service account)")
+    found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its "
+                       "service account)")
     found.add_argument("--gpu-memory-gib", action="append", type=gpu_memory_item, metavar="LABEL_VALUE=GIB",
                        help="GiB of one GPU for a node type whose labels do not say it")
     found.add_argument("--output", type=Path, help="catalog file to write (default: print)")

@@ -29,20 +29,24 @@ class ComponentUse:
 # Each component's use without the others: the umbrella with the others switched off (tests/test_subcharts.py
 # renders each).
 COMPONENT_USES = {
-    "storage": ComponentUse("the shared claim alone, e.g. to load data and models before any cluster exists",
-                            "--set raycluster.enabled=false --set ppo-job.enabled=false --set observability.enabled=false "
-                            "--set storage.size=500Gi"),
-    "raycluster": ComponentUse("a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
-                               "--set ppo-job.enabled=false --set observability.enabled=false --set storage.enabled=false "
-                               "--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
-    "ppo-job": ComponentUse("a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and "
-                            "exits with its outcome",
-                            "--set raycluster.enabled=false --set observability.enabled=false --set storage.enabled=false "
-                            "--set global.storage.existingClaim=shared-data "
-                            "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
-    "observability": ComponentUse("PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
-                                  "--set storage.enabled=false --set raycluster.enabled=false --set ppo-job.enabled=false "
-                                  "--set observability.rayClusterName=team-ray"),
+    "storage": ComponentUse(
+        "the shared claim alone, e.g. to load data and models before any cluster exists",
+        "--set raycluster.enabled=false --set ppo-job.enabled=false --set observability.enabled=false "
+        "--set storage.size=500Gi"),
+    "raycluster": ComponentUse(
+        "a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
+        "--set ppo-job.enabled=false --set observability.enabled=false --set storage.enabled=false "
+        "--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
+    "ppo-job": ComponentUse(
+        "a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and "
+        "exits with its outcome",
+        "--set raycluster.enabled=false --set observability.enabled=false --set storage.enabled=false "
+        "--set global.storage.existingClaim=shared-data "
+        "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
+    "observability": ComponentUse(
+        "PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
+        "--set storage.enabled=false --set raycluster.enabled=false --set ppo-job.enabled=false "
+        "--set observability.rayClusterName=team-ray"),
 }
 
 

@@ -68,7 +68,8 @@ def generator_figures(nodes: int, helm: Path, work: Path) -> tuple[Figures, Path
     """`generator render` and `generator check` of this size, timed as a user runs them, and the
     rendered release's size; returns the values file too."""
     output = work / f"values-{nodes}"
-    render_s = timed([sys.executable, "-m", "generator", "render", SHAPE, "--nodes", str(nodes), "--output", str(output)])
+    render_s = timed([sys.executable, "-m", "generator", "render", SHAPE, "--nodes", str(nodes),
+                      "--output", str(output)])
     values = output / f"{SHAPE}.yaml"
     check_s = timed([sys.executable, "-m", "generator", "check", str(values)])
     rendered = subprocess.run([str(helm), "template", RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(values)],
@@ -163,7 +164,8 @@ def cpu_seconds(state: Path) -> dict[str, float]:
 
 def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> str:
     spent = sorted(((after[name] - before.get(name, 0.0), name) for name in after), reverse=True)
-    return ", ".join(f"{name} {cpu:.1f}" for cpu, name in spent) + f" CPU s in {seconds:.1f} s on {os.cpu_count()} cores"
+    shares = ", ".join(f"{name} {cpu:.1f}" for cpu, name in spent)
+    return f"{shares} CPU s in {seconds:.1f} s on {os.cpu_count()} cores"
 
 
 def pace(label: str, stamps: list[float], since: float) -> str:

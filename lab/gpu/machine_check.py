@@ -78,7 +78,8 @@ def main() -> int:
     check = report["stand_in"]
     good = check["patched"] and check["max_abs_error"] < 0.05 and check["max_grad_relative_error"] < 0.02
     if not good:
-        print("gpu: the shim's log-prob stand-in is missing or differs from log_softmax + gather: not running", file=sys.stderr)
+        print("gpu: the shim's log-prob stand-in is missing or differs from log_softmax + gather: not running",
+              file=sys.stderr)
     return 0 if good else 1
 
 

@@ -105,7 +105,8 @@ def problems(layout: Layout, recorded: dict[str, ChartState], now: dict[str, Cha
         chart_yaml = (layout.charts()[name] / "Chart.yaml").relative_to(layout.root)
         raised = semver.parse(before.version) < semver.parse(state.version)
         if semver.parse(state.version) < semver.parse(before.version):
-            found.append(f"{chart_yaml}: version {state.version} is below {before.version}, the last release ({record})")
+            found.append(f"{chart_yaml}: version {state.version} is below {before.version}, the last release "
+                         f"({record})")
         elif state.digest != before.digest and not raised:
             found.append(f"{chart_yaml}: the chart changed since {before.version} was released ({record}) but its "
                          f"version is still {state.version}: raise `version` (docs/releasing.md says which part)")
