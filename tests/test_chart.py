@@ -214,7 +214,8 @@ def test_ingress_with_access_control(helm, validator):
 
 def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
     args = ("--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.allowUnauthenticated=true",
-            "--set", "raycluster.networkPolicy.dashboardFromAnywhere=true", "--set", "raycluster.ingress.host=ray.example.com")
+            "--set", "raycluster.networkPolicy.dashboardFromAnywhere=true",
+            "--set", "raycluster.ingress.host=ray.example.com")
     assert "at http://ray.example.com/" in helm_cli.notes(*args)
     tls = helm_cli.notes(*args, "--set", "raycluster.ingress.tls[0].secretName=ray-tls",
                          "--set", "raycluster.ingress.tls[0].hosts[0]=ray.example.com")
@@ -223,7 +224,8 @@ def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
 
 def test_head_service_leaves_the_cluster_only_by_explicit_choice(helm, validator):
     """The failing case is in test_bad_input (head-service-outside-the-cluster)."""
-    args = ("--set", "raycluster.head.serviceType=NodePort", "--set", "raycluster.head.allowUnauthenticatedService=true")
+    args = ("--set", "raycluster.head.serviceType=NodePort",
+            "--set", "raycluster.head.allowUnauthenticatedService=true")
     documents = assert_valid(helm_cli.template(helm, *args), validator)
     assert next(d for d in documents if d["kind"] == "RayCluster")["spec"]["headGroupSpec"]["serviceType"] == "NodePort"
     assert "The NodePort head Service also publishes it, with no access control." in helm_cli.notes(*args)
@@ -293,7 +295,8 @@ def test_submitter_pod_is_least_privilege(helm):
                               "resourceNames": [job["metadata"]["name"]]}]
     binding = next(d for d in documents if d["kind"] == "RoleBinding")
     assert binding["subjects"][0]["name"] == pod["serviceAccountName"] == role["metadata"]["name"]
-    account = next(d for d in documents if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == role["metadata"]["name"])
+    account = next(d for d in documents
+                   if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == role["metadata"]["name"])
     assert account["automountServiceAccountToken"] is False and pod["automountServiceAccountToken"] is True
 
 
@@ -362,7 +365,8 @@ def test_without_its_ray_cluster_the_release_needs_another_and_says_where_the_ru
     failed = helm_cli.template(helm, "--set", "raycluster.enabled=false")
     assert failed.returncode != 0
     assert 'ppo-job.dashboardURL="": is empty' in failed.stderr and "raycluster.enabled=false" in failed.stderr
-    elsewhere = ("--set", "raycluster.enabled=false", "--set", "ppo-job.dashboardURL=http://other-head-svc.ray.svc:8265")
+    elsewhere = ("--set", "raycluster.enabled=false",
+                 "--set", "ppo-job.dashboardURL=http://other-head-svc.ray.svc:8265")
     documents = assert_valid(helm_cli.template(helm, *elsewhere), validator)
     assert "RayCluster" not in {document["kind"] for document in documents}
     notes = helm_cli.notes(*elsewhere)

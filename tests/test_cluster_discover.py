@@ -40,7 +40,8 @@ def gpu_memory_labels(local_cluster):
 @pytest.fixture(scope="module")
 def discovered(local_cluster, gpu_memory_labels, tmp_path_factory):
     output = tmp_path_factory.mktemp("discover") / "catalog.yaml"
-    run = subprocess.run([sys.executable, "-m", "generator", "discover", "--kubeconfig", str(local_cluster.cluster.kubeconfig),
+    run = subprocess.run([sys.executable, "-m", "generator", "discover",
+                          "--kubeconfig", str(local_cluster.cluster.kubeconfig),
                           "--gpu-memory-gib", "seed-2gpu=24", "--output", str(output)],
                          capture_output=True, text=True, cwd=paths.ROOT)
     assert run.returncode == 0, run.stderr

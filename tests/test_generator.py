@@ -178,7 +178,8 @@ def test_the_umbrellas_schema_requires_no_key_a_components_defaults_hold():
     assert list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, "global": {}}))  # global's own: kept
     assert "required" in schema.subchart_schema("ppo-job")["properties"]["data"]
     listed = {"raycluster": {"env": [{"value": "x"}], "extraSecretEnv": {"A": {"secretName": "s"}}}}
-    assert len(list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, **listed}))) == 2  # whole from the user
+    errors = jsonschema.Draft7Validator(umbrella).iter_errors({**partial, **listed})
+    assert len(list(errors)) == 2  # whole from the user
 
 
 @pytest.mark.parametrize("node, description", [
@@ -200,7 +201,8 @@ def test_no_fix_beside_a_ref_or_in_the_forms_its_node_covers():
     node = {"x-fix": "use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
     published = schema._published({"properties": {"a": node, "b": {"$ref": "#/definitions/c"}}},
                                   Wording(schema.values_schema()))["properties"]
-    assert published["a"] == {"description": "Fix: use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
+    assert published["a"] == {"description": "Fix: use x or y",
+                              "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
     assert published["b"] == {"$ref": "#/definitions/c"}
 
 
@@ -225,8 +227,10 @@ def test_a_schema_constraint_without_a_fix_sentence_is_named(tmp_path: Path, mon
 def test_every_schema_constraint_has_a_fix_sentence():
     assert unfixed(schema.values_schema()) == []
     broken = {"properties": {"name": {"type": "string", "pattern": "^a$"}, "map": {"type": "object",
-              "additionalProperties": False, "patternProperties": {"^x$": {}}}, "ok": {"anyOf": [{"const": ""}], "x-fix": "f"}}}
-    assert unfixed(broken) == ["#/properties/name: pattern without x-fix", "#/properties/map: additionalProperties without x-fix"]
+              "additionalProperties": False, "patternProperties": {"^x$": {}}},
+              "ok": {"anyOf": [{"const": ""}], "x-fix": "f"}}}
+    assert unfixed(broken) == ["#/properties/name: pattern without x-fix",
+                               "#/properties/map: additionalProperties without x-fix"]
 
 
 def helm_values(*files: Path) -> dict:
@@ -350,10 +354,13 @@ def test_rollout_memory_fraction_is_what_the_rollout_needs():
     a100 = size(CATALOG.shapes["a100-40g-x8"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=1))
     assert a100.tensor_parallel == 2 and a100.rollout_memory_fraction == 0.45
     # ... and half the rows per replica on two nodes bring it back to the guide's value.
-    assert size(CATALOG.shapes["a100-40g-x8"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=2)).rollout_memory_fraction == 0.4
+    two_nodes = size(CATALOG.shapes["a100-40g-x8"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=2))
+    assert two_nodes.rollout_memory_fraction == 0.4
     # A batch whose KV cache cannot fit stops at the cap of the GPU size, never past it.
-    huge = RunShape(nodes=1, train_batch_size=8192, ppo_mini_batch_size=64, max_prompt_length=4096, max_response_length=4096)
-    assert size(h200, CATALOG.models["qwen2.5-7b"], huge).rollout_memory_fraction == sizing.rollout_memory_cap(h200) == 0.7
+    huge = RunShape(nodes=1, train_batch_size=8192, ppo_mini_batch_size=64, max_prompt_length=4096,
+                    max_response_length=4096)
+    capped = size(h200, CATALOG.models["qwen2.5-7b"], huge)
+    assert capped.rollout_memory_fraction == sizing.rollout_memory_cap(h200) == 0.7
 
 
 # Critic-free algorithms: sized for n responses per prompt, without a critic (the chart's own table).
@@ -370,7 +377,8 @@ def test_the_schema_offers_the_algorithm_tables_names_and_versions():
     """The schema's enums repeat the table's keys and versions (a JSON schema cannot read the table): held equal."""
     job = values_schema()["properties"]["ppo-job"]["properties"]
     assert job["algorithm"]["properties"]["name"]["enum"] == list(ALGORITHMS)
-    assert set(job["verlVersion"]["enum"]) == {version for algorithm in ALGORITHMS.values() for version in algorithm.versions}
+    assert set(job["verlVersion"]["enum"]) == {version for algorithm in ALGORITHMS.values()
+                                               for version in algorithm.versions}
 
 
 def test_n_responses_fill_the_rollout_and_the_critics_memory_makes_room():
@@ -404,7 +412,8 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
     grpo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["grpo"], 2), ALGORITHMS["grpo"]))["ppo-job"]
     assert grpo["algorithm"] == {"name": "grpo"} and "critic" not in grpo and "ref" in grpo
     assert "responsesPerPrompt" not in grpo["rollout"], "the chart's default n for the algorithm applies"
-    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2, verl_version="0.9.1"), ALGORITHMS["dapo"]))
+    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2, verl_version="0.9.1"),
+                                       ALGORITHMS["dapo"]))
     assert dapo["ppo-job"]["verlVersion"] == "0.9.1" and "ref" not in dapo["ppo-job"]
     rloo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["rloo"], 2), ALGORITHMS["rloo"]))["ppo-job"]
     assert "ref" in rloo, "a KL term in the reward needs the reference model's log-probs too"
@@ -412,7 +421,8 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
 
 @pytest.mark.parametrize("name", ["grpo", "rloo", "reinforce++", "dapo"])
 def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, capsys):
-    assert main(["render", "seed-2gpu", "h800-80g-x8", "--algorithm", name, "--nodes", "3", "--output", str(tmp_path)]) == 0
+    assert main(["render", "seed-2gpu", "h800-80g-x8", "--algorithm", name, "--nodes", "3",
+                 "--output", str(tmp_path)]) == 0
     written = sorted(tmp_path.glob(f"*-{name}.yaml"))
     assert [path.name for path in written] == [f"h800-80g-x8-{name}.yaml", f"seed-2gpu-{name}.yaml"]
     assert all(passes(path) == [] for path in written)
@@ -454,7 +464,8 @@ def test_cli_render_writes_what_values_holds_then_leaves_it_unchanged(tmp_path: 
     assert main(["render", "seed-2gpu", "a10-24g-x4", "--output", str(tmp_path)]) == 0
     written = capsys.readouterr().out.splitlines()
     assert sorted(written) == sorted(f"wrote {tmp_path / name}" for name in
-                                     ["seed-2gpu.yaml", "a10-24g-x4.yaml", *(f"platforms/{n}" for n in platform_overlays())])
+                                     ["seed-2gpu.yaml", "a10-24g-x4.yaml",
+                                      *(f"platforms/{n}" for n in platform_overlays())])
     for name in ["seed-2gpu.yaml", "a10-24g-x4.yaml", "platforms/vke.yaml", "platforms/generic.yaml"]:
         assert (tmp_path / name).read_text() == (paths.VALUES_DIR / name).read_text(), name
     assert main(["render", "seed-2gpu", "--output", str(tmp_path)]) == 0
@@ -553,15 +564,15 @@ def test_check_without_helm_says_what_to_install_in_one_line(tmp_path: Path):
     done = generator_run(env, "check", str(paths.VALUES_DIR / "seed-2gpu.yaml"))
     cached = tmp_path / "empty-cache" / "bin" / "helm4"
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"check: no Helm found (no $HELM, no helm on PATH, nothing at {cached}): install Helm 3 or 4 " \
-                          "(https://helm.sh/docs/intro/install/) or run `make helm`\n"
+    assert done.stderr == f"check: no Helm found (no $HELM, no helm on PATH, nothing at {cached}): install Helm 3 " \
+                          "or 4 (https://helm.sh/docs/intro/install/) or run `make helm`\n"
 
 
 def test_check_names_a_helm_variable_that_is_no_helm(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("HELM", str(tmp_path / "no-helm"))
     assert main(["check", str(paths.VALUES_DIR / "seed-2gpu.yaml"), str(paths.VALUES_DIR / "seed-2gpu.yaml")]) == 2
-    assert capsys.readouterr().err == f"check: $HELM is {tmp_path / 'no-helm'}, which is not an executable file: point " \
-                                      "HELM at a Helm 3 or 4 binary, or unset it to use the helm on PATH\n"
+    assert capsys.readouterr().err == f"check: $HELM is {tmp_path / 'no-helm'}, which is not an executable file: " \
+                                      "point HELM at a Helm 3 or 4 binary, or unset it to use the helm on PATH\n"
 
 
 def test_check_finds_helm_in_the_variable_then_on_path_then_in_the_cache(tmp_path: Path, capsys, monkeypatch):
@@ -651,5 +662,6 @@ def test_the_docs_name_the_catalogs_verl_release_and_size_each_shape_as_shapes_d
     table = (paths.ROOT / "docs/node-types.md").read_text()
     for row in rows:
         name, *_, memory, gpus, nodes, version, tp, micro, tokens, ckpt, rollout, figures = row.split()
-        assert f"| `{name}` |" in table and f"| {memory} | {gpus} | {nodes} | {version} | {tp} | {micro} | {tokens} | " \
-            f"{ckpt} | {rollout} | {figures} |" in table, row
+        assert f"| `{name}` |" in table, row
+        assert f"| {memory} | {gpus} | {nodes} | {version} | {tp} | {micro} | {tokens} | {ckpt} | {rollout} | " \
+               f"{figures} |" in table, row

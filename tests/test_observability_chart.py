@@ -87,7 +87,8 @@ def test_the_rollout_dashboard_ships_beside_rays_when_listed(helm, validator):
     assert maps["verl-ppo-dashboard-rollout"]["metadata"]["annotations"] == {"grafana_folder": "Ray"}
 
 
-ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true", "actor_rollout_ref.rollout.disable_log_stats=false",
+ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true",
+                   "actor_rollout_ref.rollout.disable_log_stats=false",
                    "actor_rollout_ref.rollout.prometheus.port=9090",
                    "actor_rollout_ref.rollout.prometheus.file=/tmp/ray/verl-ppo/rollout-prometheus.yml"]
 ROLLOUT_ON = ("--set", "global.rolloutMetrics.enabled=true", "--set-string", "ppo-job.verlVersion=0.9.1")
@@ -122,7 +123,8 @@ def test_rollout_metrics_reach_veRL_the_head_sidecar_the_monitor_and_the_policy(
     assert {"name": "rollout-prometheus", "emptyDir": {}} in pods["head"]["spec"]["volumes"]
     monitor = next(m for m in of_kind(documents, "PodMonitor") if m["metadata"]["name"].endswith("ray-head"))
     endpoint = next(e for e in monitor["spec"]["podMetricsEndpoints"] if e["port"] == "rollout-prom")
-    assert (endpoint["path"], endpoint["params"], endpoint["honorLabels"]) == ("/federate", {"match[]": ['{job="rollout"}']}, True)
+    federated = ("/federate", {"match[]": ['{job="rollout"}']}, True)
+    assert (endpoint["path"], endpoint["params"], endpoint["honorLabels"]) == federated
     assert endpoint["relabelings"][0]["targetLabel"] == "ray_io_cluster"
     policy = next(p for p in of_kind(documents, "NetworkPolicy") if p["metadata"]["name"].endswith("-ray"))
     metrics_rule = next(rule for rule in policy["spec"]["ingress"] if {"port": 8080} in rule.get("ports", []))
@@ -130,7 +132,8 @@ def test_rollout_metrics_reach_veRL_the_head_sidecar_the_monitor_and_the_policy(
 
 
 def test_the_monitors_additional_labels_reach_the_rollout_endpoint(helm, validator):
-    documents = render(helm, validator, *ROLLOUT_ON, "--set-string", "observability.podMonitor.additionalLabels.volcengine\\.vmp=true")
+    documents = render(helm, validator, *ROLLOUT_ON,
+                       "--set-string", "observability.podMonitor.additionalLabels.volcengine\\.vmp=true")
     monitor = next(m for m in of_kind(documents, "PodMonitor") if m["metadata"]["name"].endswith("ray-head"))
     assert monitor["metadata"]["labels"]["volcengine.vmp"] == "true"
     assert "rollout-prom" in [e["port"] for e in monitor["spec"]["podMetricsEndpoints"]]
@@ -146,10 +149,12 @@ def test_without_rollout_metrics_nothing_new_renders(helm, validator):
 
 @pytest.mark.parametrize("version", ["0.4.1", "0.3.0.post1"])
 def test_rollout_metrics_on_a_veRL_without_them_is_refused(helm, version):
-    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true", "--set-string", f"ppo-job.verlVersion={version}")
+    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true",
+                               "--set-string", f"ppo-job.verlVersion={version}")
     assert result.returncode != 0
-    assert (f"global.rolloutMetrics.enabled=true: but veRL {version}'s rollout servers export no metrics" in result.output
-            and "Fix: --set ppo-job.verlVersion=0.9.1" in result.output), result.output
+    assert f"global.rolloutMetrics.enabled=true: but veRL {version}'s rollout servers export no metrics" \
+        in result.output, result.output
+    assert "Fix: --set ppo-job.verlVersion=0.9.1" in result.output, result.output
 
 
 def test_pod_monitor_settings_reach_every_endpoint(helm, validator):
@@ -181,7 +186,8 @@ def test_tracing_hook_is_mounted_on_every_ray_node(helm, validator):
     hook_map = next(m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"] == "verl-ppo-tracing-hook")
     assert hook_map["data"]["verl_ppo_tracing.py"] == HOOK_FILE.read_text().rstrip("\n")
     cluster = of_kind(documents, "RayCluster")[0]
-    assert cluster["spec"]["headGroupSpec"]["rayStartParams"]["tracing-startup-hook"] == "verl_ppo_tracing:setup_tracing"
+    start_params = cluster["spec"]["headGroupSpec"]["rayStartParams"]
+    assert start_params["tracing-startup-hook"] == "verl_ppo_tracing:setup_tracing"
     for role, template in ray_containers(documents).items():
         env = env_of(template)
         mount = next(m for m in template["spec"]["containers"][0]["volumeMounts"] if m["name"] == "tracing-hook")
@@ -195,7 +201,8 @@ def test_tracing_hook_is_mounted_on_every_ray_node(helm, validator):
 
 def test_tracing_switches_turn_each_part_off(helm, validator):
     documents = render(helm, validator, "--set", "raycluster.tracing.startupHook.enabled=false", "--set",
-                       "raycluster.tracing.apmplusInject=false", "--set", "raycluster.tracing.disabledInstrumentations=")
+                       "raycluster.tracing.apmplusInject=false",
+                       "--set", "raycluster.tracing.disabledInstrumentations=")
     assert not [m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"].endswith("tracing-hook")]
     assert "tracing-startup-hook" not in of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["rayStartParams"]
     for template in ray_containers(documents).values():
@@ -237,7 +244,8 @@ def test_tensorboard_reads_the_runs_directory_and_is_restricted(helm, validator)
     pod = deployment["spec"]["template"]["spec"]
     assert_restricted(pod)
     container = pod["containers"][0]
-    cluster_image = of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
+    head = of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["template"]["spec"]
+    cluster_image = head["containers"][0]["image"]
     assert container["image"] == cluster_image
     logdir = next(a for a in container["args"] if a.startswith("--logdir=")).removeprefix("--logdir=")
     for template in ray_containers(documents).values():
@@ -275,7 +283,8 @@ def test_notes_name_the_dashboards_folder_and_tensorboard():
 
 
 # An Ingress with both safeguards waived, so that only the case's own mistake fails.
-OPEN_INGRESS = {"ingress": {"enabled": True, "allowUnauthenticated": True}, "networkPolicy": {"dashboardFromAnywhere": True}}
+OPEN_INGRESS = {"ingress": {"enabled": True, "allowUnauthenticated": True},
+                "networkPolicy": {"dashboardFromAnywhere": True}}
 
 CASES = [
     Case("tensorboard-path-without-tensorboard", {"global": {"tensorboard": {"ingressPath": "/tb"}}},

@@ -56,7 +56,8 @@ def test_package_carries_the_values_files(signed):
                 for path in sorted(paths.VALUES_DIR.rglob("*.yaml"))}
     assert {name: content for name, content in packaged.items() if name.startswith(f"{NAME}/{PACKAGED_VALUES}/")} \
         == expected
-    assert f"{NAME}/{PACKAGED_VALUES}/{SHAPE}.yaml" in packaged and f"{NAME}/{PACKAGED_VALUES}/platforms/vke.yaml" in packaged
+    assert f"{NAME}/{PACKAGED_VALUES}/{SHAPE}.yaml" in packaged
+    assert f"{NAME}/{PACKAGED_VALUES}/platforms/vke.yaml" in packaged
 
 
 def test_signed_package_verifies(helm, signed, signing_key):

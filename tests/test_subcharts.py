@@ -53,7 +53,8 @@ def test_each_components_use_passes_generator_check(name, capsys):
 def test_every_component_has_a_use_in_its_readme():
     assert set(COMPONENT_USES) == set(paths.SUBCHARTS)
     for name, use in COMPONENT_USES.items():
-        assert f"helm install verl-ppo charts/verl-ppo {use.sets}\n" in (paths.subchart_dir(name) / "README.md").read_text()
+        readme = (paths.subchart_dir(name) / "README.md").read_text()
+        assert f"helm install verl-ppo charts/verl-ppo {use.sets}\n" in readme
         assert f"`{use.sets}`" in (paths.CHART / "README.md").read_text()
         assert f"`{use.sets}`" in paths.README.read_text(), f"README.md's Components table lacks {name}'s use"
 
@@ -99,8 +100,8 @@ def test_a_component_installed_alone_says_it_is_a_component(helm, built_alone, n
                           "--kube-version", kubernetes_version())
     assert result.returncode != 0
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert line.endswith(f"{name} is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone: "
-                         "install charts/verl-ppo and switch off the components you do not need (e.g. --set "
+    assert line.endswith(f"{name} is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install "
+                         "alone: install charts/verl-ppo and switch off the components you do not need (e.g. --set "
                          "raycluster.enabled=false); its README shows each use"), result.stderr
 
 
