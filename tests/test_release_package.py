@@ -60,6 +60,12 @@ def test_package_carries_the_values_files(signed):
     assert f"{NAME}/{PACKAGED_VALUES}/platforms/vke.yaml" in packaged
 
 
+def test_package_ships_no_file_of_the_lab(signed):
+    """The lab's own files (the real node's values, the release records) stay out of what users install."""
+    lab = {path.read_bytes() for path in (paths.ROOT / "lab").rglob("*") if path.is_file()} - {b""}
+    assert [name for name, content in members(signed).items() if content in lab] == []
+
+
 def test_signed_package_verifies(helm, signed, signing_key):
     assert signed.with_name(signed.name + ".prov").exists()
     verified = run_helm(helm, "verify", "--keyring", str(signing_key.public_keyring), str(signed))
