@@ -24,17 +24,21 @@ from render_jobs import overrides
 os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
 
 
+# veRL 0.9.1's rollout defaults (verl/trainer/config/rollout/rollout.yaml) where a run renders no value.
+VERL_ROLLOUT_DEFAULTS = {"gpu_memory_utilization": "0.5", "enforce_eager": "false", "tensor_model_parallel_size": "2",
+                         "max_num_batched_tokens": "8192", "max_num_seqs": "256", "enable_chunked_prefill": "true"}
+
+
 def rollout_settings(settings: dict[str, str]) -> dict:
-    rollout = "actor_rollout_ref.rollout."
-    number = {"true": True, "false": False}
-    engine = {"gpu_memory_utilization": float(settings.get(rollout + "gpu_memory_utilization", 0.5)),
-              "enforce_eager": number.get(settings.get(rollout + "enforce_eager", "false").lower(), False),
-              "tensor_parallel_size": int(settings.get(rollout + "tensor_model_parallel_size", 1))}
-    if rollout + "max_num_batched_tokens" in settings:
-        engine["max_num_batched_tokens"] = int(settings[rollout + "max_num_batched_tokens"])
-    if rollout + "max_num_seqs" in settings:
-        engine["max_num_seqs"] = int(settings[rollout + "max_num_seqs"])
-    return engine
+    """vllm.LLM's arguments for the rollout a run renders (veRL passes the same names on)."""
+    value = {key: settings.get(f"actor_rollout_ref.rollout.{key}", default) for key, default in VERL_ROLLOUT_DEFAULTS.items()}
+    return {"gpu_memory_utilization": float(value["gpu_memory_utilization"]),
+            "enforce_eager": value["enforce_eager"].lower() == "true",
+            "tensor_parallel_size": int(value["tensor_model_parallel_size"]),
+            "max_num_batched_tokens": int(value["max_num_batched_tokens"]),
+            "max_num_seqs": int(value["max_num_seqs"]),
+            "enable_chunked_prefill": value["enable_chunked_prefill"].lower() == "true",
+            "max_model_len": int(settings["data.max_prompt_length"]) + int(settings["data.max_response_length"])}
 
 
 def prompts(train_file: str, model_path: str, rows: int) -> list[list[int]]:

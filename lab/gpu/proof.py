@@ -321,7 +321,7 @@ def generation_floor(run: dict, out: Path) -> dict | None:
     say(f"generation floor: vLLM alone on {run['run']}'s batch")
     try:
         done = subprocess.run([sys.executable, str(HERE / "generation_floor.py"), run["folder"], str(path)],
-                              timeout=300).returncode == 0
+                              timeout=150).returncode == 0
     except subprocess.TimeoutExpired:
         done = False
     return json.loads(path.read_text()) if done and path.exists() else None
