@@ -10,6 +10,7 @@ Usage: python3 lab/gpu/machine_check.py DIR   (after lab/gpu/install.sh put the 
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
@@ -52,7 +53,7 @@ def stand_in_check() -> dict:
     seconds = timed(verl_functional.logprobs_from_logits, logits, labels)
     return {
         "patched": verl_functional.logprobs_from_logits_v2.__name__ == "label_log_probs",
-        "max_abs_error": float((ours.float() - expected).abs().max()),
+        "max_abs_error": float((ours.float() - expected).abs().max().detach()),
         "max_grad_relative_error": float((grad_ours - grad_expected).abs().max() / grad_expected.abs().max()),
         "us_per_token_fwd_bwd": round(seconds / tokens * 1e6, 2),
         "tokens": tokens,
@@ -103,7 +104,9 @@ def packed_model_check() -> dict:
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)
     packed_model = Qwen2ForCausalLM._from_config(config, attn_implementation="flash_attention_2",
                                                  dtype=torch.bfloat16).cuda().eval()
-    alone_model = Qwen2ForCausalLM._from_config(config, attn_implementation="sdpa", dtype=torch.bfloat16).cuda().eval()
+    # A config of its own: a model reads its attention implementation from its config at every forward.
+    alone_model = Qwen2ForCausalLM._from_config(copy.deepcopy(config), attn_implementation="sdpa",
+                                                dtype=torch.bfloat16).cuda().eval()
     alone_model.load_state_dict(packed_model.state_dict())
     lengths = [300, 17, 129]
     ids = torch.randint(0, 1024, (1, sum(lengths)), device="cuda")

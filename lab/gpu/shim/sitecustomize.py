@@ -30,7 +30,8 @@ CHUNK_ROWS = 2048  # rows of fp32 logits in flight: 2048 x 151,936 x 4 bytes = 1
 
 def _flash_attention_without_flash_attn(modeling_utils) -> None:
     model = modeling_utils.PreTrainedModel
-    if hasattr(model, "_check_and_enable_flash_attn_2"):  # transformers 4
+    # transformers 5 keeps _check_and_enable_flash_attn_2 beside the newer check: test for the newer one.
+    if not hasattr(model, "_check_and_adjust_attn_implementation"):  # transformers 4
         def check_and_enable_flash_attn_2(cls, config, *args, **kwargs):
             config._attn_implementation = "sdpa"
             return config
