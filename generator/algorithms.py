@@ -36,6 +36,7 @@ def algorithms() -> dict[str, Algorithm]:
     names = version_names()
     return {
         name: Algorithm(name, entry["estimator"], entry["critic"], entry["kl"], entry["responsesPerPrompt"],
-                        entry["minResponses"], tuple(names[names.index(str(entry["since"])):]), tuple(entry["overrides"]))
+                        entry["minResponses"], tuple(names[names.index(str(entry["since"])):]),
+                        tuple(entry["overrides"]))
         for name, entry in table.items()
     }

@@ -25,7 +25,8 @@ from generator.helm import HelmInputs, merged_values, template
 _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")
 # A plain Hydra key=value override, what the rulebook accepts in extraArgs: ppo-job's files/hydra.yaml, which
 # the rulebook reads too.
-OVERRIDE = re.compile(yaml.safe_load((paths.subchart_dir("ppo-job") / "files" / "hydra.yaml").read_text())["overridePattern"])
+_HYDRA = paths.subchart_dir("ppo-job") / "files" / "hydra.yaml"
+OVERRIDE = re.compile(yaml.safe_load(_HYDRA.read_text())["overridePattern"])
 
 
 @dataclass

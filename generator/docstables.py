@@ -44,11 +44,12 @@ def _versions_of(algorithm: Algorithm) -> str:
 def algorithms_table() -> str:
     rows = []
     for algorithm in algorithms().values():
-        kl_term, reference = KL_TERMS.get(algorithm.kl, (f"`{algorithm.kl}`", "yes"))  # a new kind, as the table says it
+        # A kind KL_TERMS has no words for yet shows as the table says it.
+        kl_term, reference = KL_TERMS.get(algorithm.kl, (f"`{algorithm.kl}`", "yes"))
         estimator = f"`{algorithm.estimator}`" + "".join(f", `{override}`" for override in algorithm.overrides)
-        n = f"{algorithm.responses_per_prompt}" + (f" (at least {algorithm.min_responses})" if algorithm.min_responses > 1 else "")
-        rows.append([f"`{algorithm.name}`", estimator, "yes" if algorithm.critic else "no", kl_term, reference, n,
-                     _versions_of(algorithm)])
+        least = f" (at least {algorithm.min_responses})" if algorithm.min_responses > 1 else ""
+        rows.append([f"`{algorithm.name}`", estimator, "yes" if algorithm.critic else "no", kl_term, reference,
+                     f"{algorithm.responses_per_prompt}{least}", _versions_of(algorithm)])
     return _table(["`algorithm.name`", "veRL estimator and fixed settings", "critic", "KL term (coefficient "
                    "`algorithm.klCoef`)", "reference model", "rollout.n default", "veRL"], rows)
 
@@ -71,13 +72,16 @@ def _renders(entry: VerlVersion) -> str:
     return "; ".join(said)
 
 
+def _chart_default_version() -> str:
+    return str(yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())["verlVersion"])
+
+
 def _image(entry: VerlVersion) -> str:
     """The chart's default image for the chart's default version, the catalog's for the catalog's release."""
     release = load_catalog().verl
-    umbrella = yaml.safe_load(paths.CHART_VALUES.read_text())["global"]["image"]
-    default_version = str(yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())["verlVersion"])
-    if entry.version == default_version:
-        return f"`{umbrella['tag']}` (the vendor guide's; the chart's default `global.image`)"
+    if entry.version == _chart_default_version():
+        tag = yaml.safe_load(paths.CHART_VALUES.read_text())["global"]["image"]["tag"]
+        return f"`{tag}` (the vendor guide's; the chart's default `global.image`)"
     if entry.version == release.version:
         return (f"`{release.image_repository}:{release.image_tag}` with veRL {entry.version} added "
                 "([docs/node-types.md](node-types.md)): every node type's values but the guide's")
@@ -85,13 +89,13 @@ def _image(entry: VerlVersion) -> str:
 
 
 def verl_versions_table() -> str:
-    default_version = str(yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())["verlVersion"])
-    rows = [[entry.version + (" (default)" if entry.version == default_version else ""), _image(entry),
+    rows = [[entry.version + (" (default)" if entry.version == _chart_default_version() else ""), _image(entry),
              ", ".join(entry.rollout_names),
              ", ".join(name for name, algorithm in algorithms().items() if entry.version in algorithm.versions),
              _renders(entry)]
             for entry in verl_versions()]
-    return _table(["veRL", "image it pairs with", "rollout engines", "algorithms", "what the chart renders for it"], rows)
+    header = ["veRL", "image it pairs with", "rollout engines", "algorithms", "what the chart renders for it"]
+    return _table(header, rows)
 
 
 def node_types_table() -> str:
@@ -123,13 +127,14 @@ def with_tables(text: str, doc: Path, tables: dict) -> str:
     for name, (table, source) in tables.items():
         block = re.compile(rf"<!-- generated: {re.escape(name)} .*?-->\n.*?<!-- end: {re.escape(name)} -->", re.DOTALL)
         if not block.search(text):
-            raise ValueError(f"{doc}: no <!-- generated: {name} ... --> ... <!-- end: {name} --> markers for its table")
-        written = (f"<!-- generated: {name} by `python -m generator docs` from {source}: edit that, not this table -->\n"
-                   f"{table()}\n<!-- end: {name} -->")
+            raise ValueError(f"{doc}: no <!-- generated: {name} ... --> ... <!-- end: {name} --> markers for a table")
+        written = (f"<!-- generated: {name} by `python -m generator docs` from {source}: edit that, not this "
+                   f"table -->\n{table()}\n<!-- end: {name} -->")
         text = block.sub(lambda _: written, text)
     return text
 
 
 def doc_tables() -> dict[Path, str]:
     """What each doc with generated tables must contain."""
-    return {paths.ROOT / doc: with_tables((paths.ROOT / doc).read_text(), doc, tables) for doc, tables in TABLES.items()}
+    return {paths.ROOT / doc: with_tables((paths.ROOT / doc).read_text(), doc, tables)
+            for doc, tables in TABLES.items()}

@@ -31,27 +31,32 @@ class ComponentUse:
 # Each component's use without the others: the umbrella with the others switched off (tests/test_subcharts.py
 # renders each). Keyed by the components of the umbrella's Chart.yaml (paths.components()).
 COMPONENT_USES = {
-    "storage": ComponentUse("the shared ReadWriteMany claim (dynamic, VKE TOS or NAS)",
-                            "the shared claim alone, e.g. to load data and models before any cluster exists",
-                            "--set storage.size=500Gi"),
-    "raycluster": ComponentUse("the RayCluster (in RayJob mode the head's Service), its dashboard Ingress and NetworkPolicy",
-                               "a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
-                               "--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
-    "ppo-job": ComponentUse("the submitter Job, its ConfigMap, RBAC, hooks, the optional preparation Job",
-                            "a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and "
-                            "exits with its outcome",
-                            "--set global.storage.existingClaim=shared-data "
-                            "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
-    "observability": ComponentUse("PodMonitors, Grafana dashboard ConfigMaps, TensorBoard",
-                                  "PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
-                                  "--set observability.rayClusterName=team-ray"),
+    "storage": ComponentUse(
+        creates="the shared ReadWriteMany claim (dynamic, VKE TOS or NAS)",
+        what="the shared claim alone, e.g. to load data and models before any cluster exists",
+        values="--set storage.size=500Gi"),
+    "raycluster": ComponentUse(
+        creates="the RayCluster (in RayJob mode the head's Service), its dashboard Ingress and NetworkPolicy",
+        what="a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
+        values="--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
+    "ppo-job": ComponentUse(
+        creates="the submitter Job, its ConfigMap, RBAC, hooks, the optional preparation Job",
+        what="a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and exits "
+             "with its outcome",
+        values="--set global.storage.existingClaim=shared-data "
+               "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
+    "observability": ComponentUse(
+        creates="PodMonitors, Grafana dashboard ConfigMaps, TensorBoard",
+        what="PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
+        values="--set observability.rayClusterName=team-ray"),
 }
 
 
 def use_sets(name: str) -> str:
     """The umbrella's values of a component's use alone: every other component switched off, then its own."""
     if name not in COMPONENT_USES:
-        raise KeyError(f"component {name} (charts/verl-ppo/Chart.yaml) has no use in generator/valuesdoc.py COMPONENT_USES")
+        raise KeyError(f"component {name} (charts/verl-ppo/Chart.yaml) has no use in generator/valuesdoc.py "
+                       "COMPONENT_USES")
     others = [f"--set {other}.enabled=false" for other in paths.components() if other != name]
     return " ".join([*others, COMPONENT_USES[name].values])
 

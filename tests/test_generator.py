@@ -25,6 +25,7 @@ from generator import schema, verlversions
 from generator.schema import chart_schemas, values_schema
 from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
+from generator.docstables import with_tables
 from generator.valuesdoc import readmes
 from generator.verlversions import version_names
 
@@ -615,6 +616,17 @@ def test_the_chart_renders_the_algorithm_table_the_generator_reads(name):
 def test_cli_generated_files_are_current(command, capsys):
     assert main([command, "--check"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_a_docs_table_is_written_between_its_markers_only():
+    tables = {"t": (lambda: "| a |\n|---|\n| 1 |", "the table")}
+    text = "before\n<!-- generated: t -->\nstale\n<!-- end: t -->\nafter\n"
+    written = with_tables(text, Path("doc.md"), tables)
+    assert written == ("before\n<!-- generated: t by `python -m generator docs` from the table: edit that, not this "
+                       "table -->\n| a |\n|---|\n| 1 |\n<!-- end: t -->\nafter\n")
+    assert with_tables(written, Path("doc.md"), tables) == written
+    with pytest.raises(ValueError, match="doc.md: no <!-- generated: t"):
+        with_tables("no markers\n", Path("doc.md"), tables)
 
 
 def test_cli_drift_is_reported_then_written(tmp_path: Path, capsys, monkeypatch):
