@@ -14,7 +14,7 @@ import yaml
 
 from generator import paths
 from generator.algorithms import algorithms
-from generator.catalog import load_catalog
+from generator.catalog import DEFAULT_MODEL, load_catalog
 from generator import dashboards, rolloutdashboard
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
@@ -172,18 +172,18 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True, metavar="command")
 
     shapes = sub.add_parser("shapes", help="(users) table of the catalog's GPU node types and their sizing")
-    shapes.add_argument("--model", default="qwen2.5-0.5b")
+    shapes.add_argument("--model", default=DEFAULT_MODEL)
     shapes.add_argument("--algorithm", default="ppo", choices=algorithms(), help="(ppo-job's files/algorithms.yaml)")
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml and the platform overlays")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
-    render.add_argument("--model", default="qwen2.5-0.5b")
+    render.add_argument("--model", default=DEFAULT_MODEL)
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
     render.add_argument("--algorithm", default="ppo", choices=algorithms(),
-                        help="ppo: values/<shape>.yaml; another: values/<shape>-<algorithm>.yaml, sized for its responses "
-                        "per prompt, without a critic where it has none (ppo-job's files/algorithms.yaml)")
+                        help="ppo: values/<shape>.yaml; another: values/<shape>-<algorithm>.yaml, sized for its "
+                        "responses per prompt, without a critic where it has none (ppo-job's files/algorithms.yaml)")
     render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
     render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
                         help="share of allocatable CPU/memory per pod")

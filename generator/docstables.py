@@ -14,7 +14,7 @@ import yaml
 
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
-from generator.catalog import load_catalog
+from generator.catalog import DEFAULT_MODEL, load_catalog
 from generator.render import sized_shapes
 from generator.verlversions import VerlVersion, verl_versions, version_names
 
@@ -26,7 +26,6 @@ KL_TERMS = {
     "reward": ("in the reward: `use_kl_in_reward` where the version has it", "yes"),
     "none": ("none", "no"),
 }
-DEFAULT_MODEL = "qwen2.5-0.5b"
 
 
 def _row(cells: list[object]) -> str:

@@ -43,13 +43,15 @@ def verl_version_for(release: VerlRelease, shape: GpuShape, algorithm: Algorithm
     return version if version in algorithm.versions else algorithm.versions[-1]
 
 
-def sized_shapes(catalog: Catalog, model: ModelProfile, algorithm: Algorithm) -> list[tuple[GpuShape, str, Sizing]]:
+def sized_shapes(catalog: Catalog, model: ModelProfile,
+                 algorithm: Algorithm) -> list[tuple[GpuShape, str, Sizing]]:
     """Each node type of the catalog with the veRL its values run and their sizing on its default node count
     (what `shapes` prints and docs/node-types.md's table shows)."""
     sized = []
     for shape in catalog.shapes.values():
         version = verl_version_for(catalog.verl, shape, algorithm)
-        sized.append((shape, version, size(shape, model, run_for(algorithm, shape.default_nodes, verl_version=version))))
+        run = run_for(algorithm, shape.default_nodes, verl_version=version)
+        sized.append((shape, version, size(shape, model, run)))
     return sized
 
 

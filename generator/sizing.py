@@ -44,10 +44,14 @@ class GuideRun:
     max_prompt_length: int
     max_response_length: int
 
+    @property
+    def sequence_length(self) -> int:
+        return self.max_prompt_length + self.max_response_length
+
 
 @lru_cache(maxsize=1)
 def guide_run() -> GuideRun:
-    """Read from the chart's ppo-job values.yaml as plain YAML: the chart holds the figures, the sizing scales them."""
+    """Read from ppo-job's values.yaml as plain YAML: the chart holds the figures, the sizing scales them."""
     job = yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())
     return GuideRun(job["data"]["trainBatchSize"], job["actor"]["ppoMiniBatchSize"], job["data"]["maxPromptLength"],
                     job["data"]["maxResponseLength"])
@@ -181,7 +185,7 @@ def memory_micro_batch(shape: GpuShape, model: ModelProfile, run: RunShape) -> i
     so scale the guide's 4 by GPU memory, sequence length and model size, down to a power of two."""
     scale = (
         (shape.gpu_memory_gib / REFERENCE_GPU_MEMORY_GIB)
-        * ((guide_run().max_prompt_length + guide_run().max_response_length) / run.sequence_length)
+        * (guide_run().sequence_length / run.sequence_length)
         * min(1.0, 0.5 / model.params_billion)
     )
     return min(floor_power_of_two(max(1.0, REFERENCE_MICRO_BATCH * scale)), MAX_MICRO_BATCH)
