@@ -84,7 +84,7 @@ def _image(entry: VerlVersion) -> str:
     if entry.version == release.version:
         return (f"`{release.image_repository}:{release.image_tag}` with veRL {entry.version} added "
                 "([docs/node-types.md](node-types.md)): every node type's values but the guide's")
-    return entry.image
+    return entry.image or f"an image with veRL {entry.version}"
 
 
 def verl_versions_table() -> str:
