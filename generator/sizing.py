@@ -5,7 +5,7 @@ rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give bac
 For veRL 0.9.1 the training phases are sized in tokens instead (token_budgets): dynamic batching with
 per-GPU token budgets from the GPU's memory, and gradient checkpointing only where memory is short; each
 of those rules carries its measurement on one H200 (docs/sizing.md).
-Critic-free algorithms (GRPO, RLOO, REINFORCE++, DAPO) sample n responses per prompt: every batch rule
+Critic-free algorithms (those of files/algorithms.yaml without a critic) sample n responses per prompt: every batch rule
 and the rollout's KV cache count samples (prompts x n), and the critic's GPU memory is room the rollout
 may take (critic_free_share).
 """
