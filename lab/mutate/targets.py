@@ -100,10 +100,12 @@ PYTHON_TARGETS = (
     PythonTarget("generator/valuesdoc.py", ("tests/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
     PythonTarget("generator/algorithms.py", (GENERATOR, "-k", "algorithm or critic")),
+    PythonTarget("generator/verlversions.py", (GENERATOR, "-k", "algorithm or version or generated_files")),
+    PythonTarget("generator/docstables.py", (GENERATOR, "-k", "generated_files or docs_table")),
     PythonTarget("lab/dashboards/ray_dashboards.py", ("tests/test_dashboards.py", "tests/test_observability_chart.py",
                                                       "-k", "dashboards_are or pinned or make_dashboards")),
     PythonTarget("generator/paths.py", ("tests/test_paths.py", GENERATOR, "tests/test_verl_config.py", "-k",
-                                        "readme or schema or supported or versions_env"),
+                                        "readme or schema or component or versions_env"),
                  excluded=PATH_DIVISION),
     # Timeouts far above a run at load 12: a timeout counts as killed, so it must mean a hang.
     PythonTarget("generator/verlconfig.py", VERL, 600.0),
