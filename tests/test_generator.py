@@ -256,7 +256,12 @@ def test_the_generator_imports_no_ray_and_reads_nothing_of_the_lab():
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
         assert not {name.split(".")[0] for name in imported} & {"ray", "lab"}, path
-        assert not re.search(r"\blab\b|requirements-test", path.read_text()), f"{path} reads a file of the lab"
+        # A path into the lab is a string of the code (docstrings and comments may name the lab).
+        docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+        strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                   and isinstance(node.value, str) and id(node) not in docstrings]
+        assert not [text for text in strings if re.match(r"(\.?/)?lab(/|$)|requirements-test", text)], \
+            f"{path} reads a file of the lab"
 
 
 def test_subcharts_carry_no_copy_of_global():
