@@ -41,13 +41,14 @@ docs: venv  ## (maintainers) regenerate every chart's README.md from its values.
 contract: schema docs  ## (maintainers) everything generated from schemas/ and the values files
 
 dashboards: venv  ## (maintainers) regenerate the Grafana dashboards (observability/dashboards/): Ray's from the pinned Ray, the rollout one
-	$(PYTHON) -m generator dashboards
+	$(PYTHON) -m lab.dashboards
 
 check: venv helm  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
 
-lint: helm  ## helm lint --strict the umbrella chart
+lint: venv helm  ## helm lint --strict the umbrella chart; ruff over the Python of generator, lab and tests (pyproject.toml)
 	$(HELM) lint --strict charts/verl-ppo
+	$(PYTHON) -m ruff check
 
 setup-demo:  ## only what `make demo` needs of setup (cached); prints the estimated time of what it builds first
 	@if python3 -m lab.localcluster.machine values/$(SHAPE).yaml; then \
@@ -136,12 +137,14 @@ gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in par
 # GPU_RUNS=vllm-generated (and again, alternating); lab/gpu/report.py puts the results together.
 GPU_RUNS ?=
 GPU_TIMEOUT ?= 540
+# vLLM's own time for the first run's rollout batch, before the runs (lab/gpu/generation_floor.py); GPU_FLOOR= skips it.
+GPU_FLOOR ?= --floor
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
 gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model (GPU_RUNS=one of them)
-	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench --timeout $(GPU_TIMEOUT) --drop-checkpoints $(if $(GPU_RUNS),--runs $(GPU_RUNS))
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench --timeout $(GPU_TIMEOUT) --drop-checkpoints $(if $(VLLM),$(GPU_FLOOR)) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
 
 gpu-grpo:  ## (GPU machine, VLLM=1) the chart's GRPO render (n=5) of the H200 profile, 0.5B shape: 3 steps and a checkpoint
 	bash lab/gpu/run.sh vllm-grpo --timeout $(GPU_TIMEOUT)

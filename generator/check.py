@@ -14,15 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import schemafindings, verlconfig
+import yaml
+
+from generator import paths, schemafindings, verlconfig
 from generator.finding import Finding
 from generator.schema import values_schema
 from generator.helm import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
 _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")
-# A Hydra key=value override (what the rulebook accepts in extraArgs).
-OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
+# A plain Hydra key=value override, what the rulebook accepts in extraArgs: ppo-job's files/hydra.yaml, which
+# the rulebook reads too.
+_HYDRA = paths.subchart_dir("ppo-job") / "files" / "hydra.yaml"
+OVERRIDE = re.compile(yaml.safe_load(_HYDRA.read_text())["overridePattern"])
 
 
 @dataclass
@@ -66,7 +70,8 @@ def verl_config_findings(job: dict[str, Any]) -> tuple[list[Finding], list[str]]
     for index, arg in enumerate(extra_args):
         why = verlconfig.rejected_override(directory, arg) if isinstance(arg, str) and OVERRIDE.match(arg) else None
         if why:
-            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
+            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg,
+                                    f"is rejected by veRL {version}'s config: {why}",
                                     "fix the key (see veRL's trainer/config/ppo_trainer.yaml)"))
     return findings, []
 

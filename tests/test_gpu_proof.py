@@ -23,12 +23,11 @@ import proof  # noqa: E402
 import render_jobs  # noqa: E402
 
 # What the proof may change in the command the chart renders for a cluster (the issue's "paths, model,
-# step count", plus the GPUs of one machine, the rollout engine that fits its carry limit, and packing, which
-# needs the flash-attn the machine lacks: render_jobs.LAB_OVERRIDES).
+# step count", plus the GPUs of one machine and the rollout engine that fits its carry limit). Packed rows
+# stay as the chart renders them: the shim serves flash-attn's kernels from PyTorch's (lab/gpu/shim).
 ADJUSTED = {"data.train_files", "data.val_files", "actor_rollout_ref.model.path", "critic.model.path",
             "trainer.default_local_dir", "trainer.n_gpus_per_node", "trainer.nnodes",
             "actor_rollout_ref.rollout.name", "trainer.total_training_steps",
-            "actor_rollout_ref.model.use_remove_padding", "critic.model.use_remove_padding",
             # the rollout servers' metrics: no Prometheus sidecar on the GPU machine
             "actor_rollout_ref.rollout.prometheus.enable", "actor_rollout_ref.rollout.disable_log_stats",
             "actor_rollout_ref.rollout.prometheus.port", "actor_rollout_ref.rollout.prometheus.file"}
@@ -53,7 +52,8 @@ def helm_template(values_file: str, *settings: str) -> list[dict]:
                "-f", str(ROOT / values_file)]
     for setting in settings:
         command += ["--set-string" if setting.startswith("ppo-job.verlVersion=") else "--set", setting]
-    return [o for o in yaml.safe_load_all(subprocess.run(command, check=True, capture_output=True, text=True).stdout) if o]
+    rendered = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return [o for o in yaml.safe_load_all(rendered) if o]
 
 
 def cluster_overrides(objects: list[dict]) -> dict[str, str]:
@@ -83,9 +83,11 @@ def test_every_file_the_submitters_pod_mounts_is_in_the_bundle(tmp_path, monkeyp
                                                             capture_output=True, text=True).stdout) if o]
     job = render_jobs.submitter_job(objects)
     config_maps = {o["metadata"]["name"]: o["data"] for o in objects if o["kind"] == "ConfigMap"}
-    volumes = {v["name"]: v["configMap"]["name"] for v in job["spec"]["template"]["spec"]["volumes"] if "configMap" in v}
-    container = job["spec"]["template"]["spec"]["containers"][0]
-    mounted = {m["mountPath"]: config_maps[volumes[m["name"]]] for m in container["volumeMounts"] if m["name"] in volumes}
+    pod = job["spec"]["template"]["spec"]
+    volumes = {v["name"]: v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v}
+    container = pod["containers"][0]
+    mounted = {m["mountPath"]: config_maps[volumes[m["name"]]] for m in container["volumeMounts"]
+               if m["name"] in volumes}
     assert mounted and "preflight.py" in mounted["/etc/verl-ppo"]  # the file the proof once lacked is mounted
     for files in mounted.values():
         for file_name, text in files.items():
@@ -157,7 +159,8 @@ def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, m
     assert (proofed["trainer.nnodes"], proofed["trainer.n_gpus_per_node"]) == ("2", "1")
     assert (run["nodes"], run["gpus"], run["env"]["VERL_PPO_EXPECTED_GPUS"]) == (2, 1, "2")
     ray_cluster = next(o for o in chart if o["kind"] == "RayCluster")["spec"]
-    head_gpus = int(ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+    head_container = ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
+    head_gpus = int(head_container["resources"]["limits"]["nvidia.com/gpu"])
     workers = [(w["replicas"], int(w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]))
                for w in ray_cluster["workerGroupSpecs"]]
     assert head_gpus == run["gpus"] and workers == [(run["nodes"] - 1, run["gpus"])]
@@ -176,7 +179,8 @@ def test_the_grpo_run_is_the_charts_grpo_command(tmp_path, monkeypatch):
     changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
     assert changed <= ADJUSTED
     assert (proofed["algorithm.adv_estimator"], proofed["actor_rollout_ref.rollout.n"]) == ("grpo", "5")
-    assert proofed["actor_rollout_ref.actor.use_kl_loss"] == "true" and proofed["actor_rollout_ref.rollout.name"] == "vllm"
+    assert proofed["actor_rollout_ref.actor.use_kl_loss"] == "true"
+    assert proofed["actor_rollout_ref.rollout.name"] == "vllm"
     assert not [key for key in proofed if key.startswith("critic.")]
     assert run["checkpoint_dir"] == f"{render_jobs.MOUNT_PATH}/checkpoints/grpo/gsm8k"
 
@@ -198,7 +202,12 @@ def test_step_lines_give_steady_state_figures():
     assert summary["tokens_per_second"] == round(76000 / 21.0, 1)
     assert summary["torch_max_allocated_gib"] == 4.0
     entrypoint = "python3 -m verl.trainer.main_ppo 'data.train_batch_size=256' 'trainer.nnodes=1'"
-    assert proof.rollout_figures(entrypoint, summary)["rollout_tokens_per_second"] == round(256 * 200 / 10.0, 1)
+    assert proof.rollout_figures(entrypoint, summary, None) == {
+        "rollout_rows": 256, "rollout_tokens_per_second": round(256 * 200 / 10.0, 1), "rollout_over_floor": None}
+    # Against vLLM's own time for the same batch (lab/gpu/generation_floor.py); another batch is no floor.
+    floor = {"prompts": 256, "samples_per_prompt": 1, "floor_s": 4.0}
+    assert proof.rollout_figures(entrypoint, summary, floor)["rollout_over_floor"] == 2.5
+    assert proof.rollout_figures(entrypoint, summary, {**floor, "samples_per_prompt": 5})["rollout_over_floor"] is None
     # A run stopped after its first step keeps that step's figures, marked as the only one.
     early = proof.summarize({"steps": 4}, {n: steps[n] for n in (0, 1)}, [])
     assert early["steady_steps"] == [1] and early["seconds_per_step"] == 40.0

@@ -304,8 +304,8 @@ def test_a_passing_preflight_prints_its_table_and_the_run_follows(dashboard, tmp
     # package), then its table; not the program's 140 lines of source.
     lines = output.splitlines()
     shown = next(i for i, line in enumerate(lines) if line.startswith("Running entrypoint") and "-preflight-" in line)
-    assert lines[shown].endswith("python3 -m verl_ppo_preflight " + shlex.quote(preflight_settings(tmp_path, [str(data)])[
-        "preflight_expected"])), lines[shown]
+    expected = preflight_settings(tmp_path, [str(data)])["preflight_expected"]
+    assert lines[shown].endswith("python3 -m verl_ppo_preflight " + shlex.quote(expected)), lines[shown]
     assert lines[shown + 1] == "preflight, one row per Ray node:", output
     assert "import ray" not in output, output
     runs = [j["submission_id"] for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]]
