@@ -26,7 +26,7 @@ class ComponentUse:
     sets: str
 
 
-# Each component's use without the others: the umbrella with the others switched off (tests/test_subcharts.py
+# Each component's use without the others: the umbrella with the others switched off (tests/chart/test_subcharts.py
 # renders each).
 COMPONENT_USES = {
     "storage": ComponentUse("the shared claim alone, e.g. to load data and models before any cluster exists",

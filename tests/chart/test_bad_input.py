@@ -889,7 +889,7 @@ def test_the_vke_ingress_hears_of_every_missing_piece_at_once(helm, capsys):
 
 
 def readme_vke_example() -> str:
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
     return re.search(r"```yaml\n(# dashboard-vke\.yaml.*?)```", readme, re.S).group(1)
 
 

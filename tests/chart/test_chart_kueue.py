@@ -2,7 +2,7 @@
 the annotation that asks for it and Kueue's scheduling gate on every Ray pod template, rendered by the chart so that
 an upgrade keeps the gate Kueue's webhook adds only at creation (its validation refuses an elastic cluster without
 it). Refusals (elastic without autoscaling, in RayJob mode): test_bad_input. The upgrade rules that read the live
-object (queue label, elastic switch): tests/test_cluster_queue.py against a real Kueue."""
+object (queue label, elastic switch): tests/cluster/test_cluster_queue.py against a real Kueue."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from lab.release import semver
 
 METADATA = yaml.safe_load((paths.CHART / "Chart.yaml").read_text())
 ANNOTATIONS = METADATA.get("annotations") or {}
-EVERY_POD = Path(__file__).parent / "data" / "cluster-every-pod.yaml"
+EVERY_POD = Path(__file__).parents[1] / "data" / "cluster-every-pod.yaml"
 CHANGE_KINDS = {"added", "changed", "deprecated", "removed", "fixed", "security"}
 
 

@@ -1,7 +1,7 @@
 """Tier 2: Ray's token authentication (global.rayAuth.tokenSecret). The token stays in its Secret: KubeRay's
 authOptions name it for the Ray pods, and every pod of ours that calls the dashboard (the submitter, the uninstall
 hook, the helm test pod) reads it from there as RAY_AUTH_TOKEN; it counts as the dashboard Ingress's access
-control. The Ray head refusing requests without it: tests/test_submitter_auth.py."""
+control. The Ray head refusing requests without it: tests/ray/test_submitter_auth.py."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import yaml
 from support import helm as helm_cli
 from support.tools import ROOT, checkov_binary, helm_binaries
 
-EXCEPTIONS = Path(__file__).parent / "data" / "checkov-exceptions.yaml"
+EXCEPTIONS = Path(__file__).parents[1] / "data" / "checkov-exceptions.yaml"
 PLATFORMS = {
     "defaults": [],
     "vke": ["-f", str(ROOT / "values" / "platforms" / "vke.yaml"), "--set", "storage.tos.bucket=b",

@@ -10,7 +10,7 @@ import yaml
 
 from support import helm as helm_cli
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 SEED_CLUSTER = yaml.safe_load((DATA / "seed-raycluster.yaml").read_text())
 
 

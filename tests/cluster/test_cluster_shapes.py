@@ -27,7 +27,7 @@ RELEASE = "verl-ppo"
 HELPERS = {"ppo-job", "prepare", "tensorboard"}
 
 
-EVERY_POD = Path(__file__).parent / "data" / "cluster-every-pod.yaml"
+EVERY_POD = Path(__file__).parents[1] / "data" / "cluster-every-pod.yaml"
 
 
 def values_files(shape: GpuShape, main: Path, tmp_path: Path) -> list[str]:

@@ -17,7 +17,7 @@ from support.rayhead import dashboard_pid, free_port, join_worker, ray_head, sto
 from support.stand_in_steps import read_journal as journal, wait_for_step
 from support.submitter_run import GPUS, finish, jobs, start_submitter, stop, wait_for_status
 
-STAND_IN_STEPS = Path(__file__).resolve().parent / "support" / "stand_in_steps.py"
+STAND_IN_STEPS = Path(__file__).resolve().parents[1] / "support" / "stand_in_steps.py"
 
 
 def steps_driver(tmp_path: Path, steps: int, pace: float) -> tuple[Path, Path]:

@@ -14,7 +14,7 @@ from support.byteproxy import byte_proxy
 from support.rayhead import ray_head
 from support.submitter_run import GPUS, finish, jobs, start_submitter, wait_for_status
 
-STAND_IN_LOGS = Path(__file__).resolve().parent / "support" / "stand_in_logs.py"
+STAND_IN_LOGS = Path(__file__).resolve().parents[1] / "support" / "stand_in_logs.py"
 LOG_BYTES, CHUNKS, SECONDS = 4_000_000, 80, 8.0
 MARK = b"[verl-ppo submitter] "
 

@@ -814,7 +814,7 @@ def test_an_orphaned_attempt_counts_as_lost_and_the_next_one_starts(monkeypatch,
     assert submitter.choose_submission(head, settings(), lost={1}).submission_id == f"{PREFIX}-a1"  # re-attaches
 
 
-# The preflight, as Ray reports its end (its runs on a real head: tests/test_submitter_ray.py).
+# The preflight, as Ray reports its end (its runs on a real head: tests/ray/test_submitter_ray.py).
 
 PREFLIGHT = SUBMITTER.parent / "preflight.py"
 
@@ -866,7 +866,7 @@ def test_the_code_of_a_node_that_left_is_the_preflights_own():
         submitter.preflight_constant(PREFLIGHT.read_text(), "NOT_THERE")
 
 
-# The pod's Job as the Kubernetes API answers (its real answers: tests/test_cluster_submitter.py, tier 6).
+# The pod's Job as the Kubernetes API answers (its real answers: tests/cluster/test_cluster_submitter.py, tier 6).
 
 @dataclass
 class Request:

@@ -15,7 +15,7 @@ import yaml
 
 from support import tools
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "lab" / "gpu"))
 
 import import_graph  # noqa: E402

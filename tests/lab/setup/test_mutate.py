@@ -19,13 +19,13 @@ def test_each_breakage_applies_once_to_the_checkout(breakage):
 
 
 def test_a_breakage_whose_text_moved_is_an_error_naming_it():
-    moved = Breakage("a hole", "generator/sizing.py", "text that is nowhere", "", ("tests/test_sizing.py",))
+    moved = Breakage("a hole", "generator/sizing.py", "text that is nowhere", "", ("tests/generator/test_sizing.py",))
     with pytest.raises(ValueError, match=r"generator/sizing.py: the breakage of 'a hole' no longer applies: .* 0 times"):
         moved.apply((ROOT / moved.path).read_text())
 
 
 def test_the_first_failed_test_is_named():
-    output = "F\n=== short test summary info ===\nFAILED tests/test_prepare.py::test_a_writer - assert 1\n1 failed"
-    assert first_failure(output) == "tests/test_prepare.py::test_a_writer"
-    assert first_failure("ERROR tests/test_x.py::test_y - boom") == "tests/test_x.py::test_y"
+    output = "F\n=== short test summary info ===\nFAILED tests/ray/test_prepare.py::test_a_writer - assert 1\n1 failed"
+    assert first_failure(output) == "tests/ray/test_prepare.py::test_a_writer"
+    assert first_failure("ERROR tests/chart/test_x.py::test_y - boom") == "tests/chart/test_x.py::test_y"
     assert first_failure("1 passed") == "the run (no test named: see its output)"
