@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.mutate.python_mutants import NICE
+from lab.mutate.plan import NICE
 
 SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 RAYCLUSTER_RULES = "charts/verl-ppo/charts/raycluster/templates/_rules.tpl"

@@ -4,8 +4,7 @@ tiers that need a local cluster are left out: one start costs more than a module
 
 from __future__ import annotations
 
-from lab.mutate.python_mutants import PythonTarget
-from lab.mutate.staged import Stages
+from lab.mutate.plan import PythonTarget, Stages
 
 GENERATOR = "tests/generator/test_generator.py"
 SIZING_TESTS = "tests/generator/test_sizing.py"

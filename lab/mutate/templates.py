@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.mutate.python_mutants import NICE
+from lab.mutate.plan import NICE
 from lab.mutate.score import Score
 
 CHART = Path("charts/verl-ppo")
