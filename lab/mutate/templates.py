@@ -38,8 +38,9 @@ RULE_TESTS = (BAD_INPUT, OBSERVABILITY_CHART, "tests/chart/test_subcharts.py", "
               "not helm3 and (rejects_and_names or behind_the_schema or bad_observability or every_broken_rule "
               "or podmonitor_forced or set_forms or check_types or at_a_rules_limit or checks_once or installed_alone "
               "or queue_gpu_quota)")
-RENDER_TESTS = ("tests/chart/test_chart_networkpolicy.py", "tests/chart/test_chart.py", OBSERVABILITY_CHART, "-k",
-                "not helm3")
+# Labels and ports: the renders of the chart's tests and its helm-unittest suites (run by test_chart_unittest.py).
+RENDER_TESTS = ("tests/chart/test_chart_networkpolicy.py", "tests/chart/test_chart_unittest.py",
+                "tests/chart/test_chart.py", OBSERVABILITY_CHART, "-k", "not helm3")
 
 
 @dataclass(frozen=True)

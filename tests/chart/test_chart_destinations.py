@@ -1,5 +1,6 @@
-"""Tier 2: values arrive where they land as given. Shell words of KubeRay's `ray start` line, exact numbers,
-credentials by Secret reference, the Ray pods' least privilege, and every Service inside a NetworkPolicy."""
+"""Tier 2: values arrive where they land as given: shell words of KubeRay's `ray start` line, exact numbers.
+Credentials by Secret reference, the Ray pods' least privilege and every Service inside a NetworkPolicy are
+helm-unittest suites (charts/verl-ppo/tests/raycluster_test.yaml, networkpolicy_test.yaml, tensorboard_test.yaml)."""
 
 from __future__ import annotations
 
@@ -55,69 +56,3 @@ def test_numbers_from_a_values_file_render_exactly(helm, tmp_path):
     assert any(pod["securityContext"].get("runAsUser") == 1000680000 for pod in pods)
 
 
-def test_ray_pods_least_privilege(helm):
-    docs = documents(helm)
-    cluster = ray_cluster(docs)
-    account = next(d for d in docs if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == "verl-ppo-ray")
-    assert account["automountServiceAccountToken"] is False
-    for template in [cluster["spec"]["headGroupSpec"]["template"], cluster["spec"]["workerGroupSpecs"][0]["template"]]:
-        pod = template["spec"]
-        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
-        assert pod["serviceAccountName"] == "verl-ppo-ray" and pod["automountServiceAccountToken"] is False
-        context = pod["containers"][0]["securityContext"]
-        assert context["capabilities"] == {"drop": ["ALL"]} and context["allowPrivilegeEscalation"] is False
-
-
-def test_only_the_autoscaler_head_keeps_a_token(helm):
-    cluster = ray_cluster(documents(helm, "--set", "raycluster.worker.autoscaling.enabled=true",
-                                    "--set", "raycluster.worker.autoscaling.maxReplicas=2"))
-    head = cluster["spec"]["headGroupSpec"]["template"]["spec"]
-    worker = cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]
-    assert "serviceAccountName" not in head and "automountServiceAccountToken" not in head  # KubeRay's account
-    assert worker["automountServiceAccountToken"] is False
-
-
-def test_credentials_come_from_secrets(helm):
-    cluster = ray_cluster(documents(helm, "--set", "raycluster.credentials.wandb.secretName=wandb",
-                                    "--set", "raycluster.extraSecretEnv.MLFLOW_TRACKING_PASSWORD.secretName=mlflow",
-                                    "--set", "raycluster.extraSecretEnv.MLFLOW_TRACKING_PASSWORD.key=pw"))
-    env = {e["name"]: e for e in cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["env"]}
-    assert env["WANDB_API_KEY"] == {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
-    assert env["MLFLOW_TRACKING_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "mlflow", "key": "pw"}
-    assert "HF_TOKEN" not in env
-
-
-def test_opted_in_head_service_is_reachable(helm):
-    docs = documents(helm, "--set", "raycluster.head.serviceType=LoadBalancer",
-                     "--set", "raycluster.head.allowUnauthenticatedService=true")
-    policy = next(d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "verl-ppo-ray")
-    assert {"ports": [{"port": 6379}, {"port": 8265}, {"port": 10001}]} in policy["spec"]["ingress"]
-    closed = next(d for d in documents(helm) if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "verl-ppo-ray")
-    assert all("from" in rule or {"port": 8265} not in rule["ports"] for rule in closed["spec"]["ingress"])
-
-
-def test_tensorboard_service_is_inside_a_policy(helm):
-    base = ["--set", "global.tensorboard.enabled=true"]
-    tensorboard = [d for d in documents(helm, *base) if d["kind"] == "NetworkPolicy" and
-                   d["spec"]["podSelector"]["matchLabels"].get("app.kubernetes.io/component") == "tensorboard"]
-    assert len(tensorboard) == 1 and tensorboard[0]["spec"]["ingress"] == [
-        {"ports": [{"port": 6006}], "from": [{"podSelector": {"matchLabels": {"verl-ppo.io/release": "verl-ppo"}}}]}]
-    peers = [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}}]
-    behind_ingress = documents(helm, *base, "--set", "global.tensorboard.ingressPath=/tensorboard",
-                               "--set", "raycluster.ingress.enabled=true",
-                               "--set", "raycluster.ingress.accessControl.basicAuthSecret=users",
-                               "--set-json", f"raycluster.networkPolicy.dashboardFrom={json.dumps(peers)}")
-    ingress_policy = next(d for d in behind_ingress if d["kind"] == "NetworkPolicy"
-                          and d["metadata"]["name"] == "verl-ppo-tensorboard-ingress")
-    assert ingress_policy["spec"]["ingress"] == [{"ports": [{"port": 6006}], "from": peers}]
-
-
-def test_chart_access_control_annotations_win(helm):
-    """A user annotation on a key the chart sets is refused (test_bad_input); others merge under the chart's."""
-    docs = documents(helm, "--set", "raycluster.ingress.enabled=true", "--set",
-                     "raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}", "--set",
-                     "raycluster.ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/proxy-body-size=8m",
-                     "--set", "raycluster.networkPolicy.dashboardFromAnywhere=true")
-    annotations = next(d for d in docs if d["kind"] == "Ingress")["metadata"]["annotations"]
-    assert annotations == {"nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8",
-                           "nginx.ingress.kubernetes.io/proxy-body-size": "8m"}

@@ -1,6 +1,7 @@
 """Tier 2: the NetworkPolicy admits every pod of the release that speaks to Ray, the Ray head and
 workers among them (under an enforcing CNI a Ray pod without the release label is cut off from the
-others), and selects the pods KubeRay creates for the release's RayCluster."""
+others), and selects the pods KubeRay creates for the release's RayCluster. Whom the policy admits (KubeRay's
+operator in RayJob mode only, to the dashboard port): charts/verl-ppo/tests/networkpolicy_test.yaml."""
 
 from __future__ import annotations
 
@@ -74,61 +75,6 @@ def test_every_pod_template_carries_the_releases_selector_labels(helm, case, tmp
         assert labels.get("app.kubernetes.io/name") == "verl-ppo", where
         assert labels.get("app.kubernetes.io/instance") == "team", where
         assert labels.get("app.kubernetes.io/component"), where
-
-
-DASHBOARD = 8265
-
-
-def ray_policy(documents: list[dict]) -> dict:
-    return next(d for d in documents if d["kind"] == "NetworkPolicy" and d["metadata"]["name"].endswith("-ray"))
-
-
-def rules_admitting_port(policy: dict, port: int) -> list[dict]:
-    return [rule for rule in policy["spec"]["ingress"] if any(p["port"] == port for p in rule.get("ports", []))]
-
-
-def operator_peers(policy: dict) -> list[dict]:
-    """Peers of any rule that name a namespace (only the KubeRay operator's rule does, by default)."""
-    return [peer for rule in policy["spec"]["ingress"] for peer in rule.get("from", []) if "namespaceSelector" in peer]
-
-
-def test_rayjob_mode_admits_kuberays_operator_to_the_dashboard_port_only(helm):
-    """KubeRay's RayJob controller follows and stops the run through the head's Jobs API: without this rule
-    an enforcing CNI drops its calls and KubeRay fails a run that succeeded (and retries it)."""
-    result = helm_cli.template(helm, "--set", "global.mode=RayJob")
-    assert result.returncode == 0, result.output
-    policy = ray_policy(result.documents())
-    [rule] = [r for r in policy["spec"]["ingress"] if any("namespaceSelector" in p for p in r.get("from", []))]
-    assert rule["ports"] == [{"port": DASHBOARD}], rule
-    # The labels and namespace KubeRay's own chart gives its operator pod, installed as KubeRay's guide does.
-    assert rule["from"] == [{
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "default"}},
-        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "kuberay-operator",
-                                        "app.kubernetes.io/component": "kuberay-operator"}},
-    }]
-
-
-def test_the_operators_namespace_and_labels_are_values(helm, tmp_path):
-    values = tmp_path / "operator.yaml"
-    values.write_text("global: {mode: RayJob}\nraycluster:\n  networkPolicy:\n    kubeRayOperator:\n"
-                      "      namespace: ray-system\n      podLabels: {app: ray-operator}\n")
-    # Given labels replace KubeRay's chart's as a whole (a merge would keep labels this operator lacks).
-    result = helm_cli.template(helm, "-f", str(values))
-    assert result.returncode == 0, result.output
-    assert operator_peers(ray_policy(result.documents())) == [{
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ray-system"}},
-        "podSelector": {"matchLabels": {"app": "ray-operator"}},
-    }]
-
-
-def test_raycluster_mode_admits_no_operator(helm):
-    """KubeRay v1.6's RayCluster controller never calls the head (probes are exec probes run by the kubelet in
-    the pod; the autoscaler is a container of the head pod): the dashboard port stays closed to it."""
-    result = helm_cli.template(helm)
-    assert result.returncode == 0, result.output
-    policy = ray_policy(result.documents())
-    assert operator_peers(policy) == []
-    assert rules_admitting_port(policy, DASHBOARD) == []
 
 
 @pytest.mark.parametrize("override, field", [

@@ -168,14 +168,6 @@ def test_pod_monitor_settings_reach_every_endpoint(helm, validator):
     assert default["spec"]["namespaceSelector"] == {"matchNames": ["training"]}
 
 
-def test_pod_monitors_auto_true_false(helm):
-    assert "kind: PodMonitor" not in helm_cli.template(helm, monitoring=False).stdout
-    forced = helm_cli.template(helm, "--set", "observability.podMonitor.enabled=true", monitoring=False)
-    assert forced.returncode != 0
-    assert "observability.podMonitor.enabled" in forced.output and "monitoring.coreos.com/v1" in forced.output
-    assert "kind: PodMonitor" not in helm_cli.template(helm, "--set", "observability.podMonitor.enabled=false").stdout
-
-
 def test_tracing_hook_is_mounted_on_every_ray_node(helm, validator):
     documents = render(helm, validator, "-f", str(OBSERVABILITY))
     hook_map = next(m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"] == "verl-ppo-tracing-hook")

@@ -59,6 +59,14 @@ def test_package_carries_the_values_files(signed):
     assert f"{NAME}/{PACKAGED_VALUES}/{SHAPE}.yaml" in packaged and f"{NAME}/{PACKAGED_VALUES}/platforms/vke.yaml" in packaged
 
 
+def test_package_leaves_out_the_unittest_suites_and_keeps_the_helm_test(signed):
+    """helm-unittest's convention: the chart's tests/ stays home (.helmignore); ppo-job's templates/tests/ is the
+    release's `helm test` pod and ships."""
+    packaged = members(signed)
+    assert (paths.CHART / "tests").is_dir() and not [name for name in packaged if name.startswith(f"{NAME}/tests/")]
+    assert f"{NAME}/charts/ppo-job/templates/tests/test-cluster.yaml" in packaged
+
+
 def test_signed_package_verifies(helm, signed, signing_key):
     assert signed.with_name(signed.name + ".prov").exists()
     verified = run_helm(helm, "verify", "--keyring", str(signing_key.public_keyring), str(signed))

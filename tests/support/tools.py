@@ -13,6 +13,12 @@ def helm_binaries() -> dict[str, Path]:
     return {f"helm{major}": cache_dir() / "bin" / f"helm{major}" for major in (3, 4)}
 
 
+def helm_unittest_plugins() -> Path:
+    """The HELM_PLUGINS folder holding the helm-unittest plugin that setup builds (`helm unittest CHART`)."""
+    pinned = versions()
+    return cache_dir() / "helm-plugins" / f"unittest-{pinned['HELM_UNITTEST_VERSION']}-helm-{pinned['HELM3_VERSION']}"
+
+
 def kubernetes_version() -> str:
     return versions()["KUBERNETES_VERSION"]
 
