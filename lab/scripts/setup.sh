@@ -169,6 +169,28 @@ prometheus_build() {
   echo "$release" > "$prometheus/VERSION"
 }
 
+# The pinned vLLM's metric declarations (vllm/v1/metrics/loggers.py of the wheel lab/gpu/wheels-vllm.txt pins, as
+# a CPython 3.12 manylinux x86_64 machine gets it): the rollout dashboard's test checks each metric name and type
+# it reads against them. The wheel (about 280 MB) is read for that one file and dropped, or read where the GPU
+# lab's downloads (lab/gpu/wheels.sh) already hold it.
+vllm_version=$(sed -n 's/^vllm==//p' "$root/lab/gpu/wheels-vllm.txt")
+vllm_metrics="$cache/vllm-$vllm_version/vllm/v1/metrics/loggers.py"
+vllm_metrics_ready() { [ -s "$vllm_metrics" ]; }
+vllm_metrics_build() {
+  local tmp wheel
+  tmp=$(mktemp -d)
+  wheel=$(find "${GPU_DOWNLOADS:-$cache/gpu-downloads}" -maxdepth 1 -name "vllm-$vllm_version-*.whl" 2>/dev/null | head -1)
+  if [ -z "$wheel" ]; then
+    "$venv_python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.12 \
+      --implementation cp --platform manylinux_2_28_x86_64 -d "$tmp" "vllm==$vllm_version"
+    wheel=$(find "$tmp" -maxdepth 1 -name "vllm-$vllm_version-*.whl" | head -1)
+  fi
+  "$venv_python" -c 'import pathlib, sys, zipfile
+out = pathlib.Path(sys.argv[2]); out.parent.mkdir(parents=True, exist_ok=True)
+out.write_bytes(zipfile.ZipFile(sys.argv[1]).read("vllm/v1/metrics/loggers.py"))' "$wheel" "$vllm_metrics"
+  rm -rf "$tmp"
+}
+
 # Redis from Debian's packages, unpacked into the cache (PINNED says which): the external GCS store of
 # KubeRay's GCS fault tolerance in test tier 7 (bin/redis-server runs with the unpacked lib/).
 redis="$cache/redis"
@@ -206,6 +228,7 @@ add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step helm-unittest "helm-unittest $HELM_UNITTEST_VERSION (Helm plugin) from its Go module" helm_unittest_ready helm_unittest_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of $VERL_VERSIONS" verl_config_ready verl_config_build
+add_step vllm-metrics "vLLM $vllm_version's metric declarations (from its wheel)" vllm_metrics_ready vllm_metrics_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build
 add_step redis "redis-server ${REDIS_DEBS%% *} (Debian, unpacked)" redis_ready redis_build
 add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build

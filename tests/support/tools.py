@@ -19,6 +19,11 @@ def helm_unittest_plugins() -> Path:
     return cache_dir() / "helm-plugins" / f"unittest-{pinned['HELM_UNITTEST_VERSION']}-helm-{pinned['HELM3_VERSION']}"
 
 
+def vllm_metrics_source(version: str) -> Path:
+    """vllm/v1/metrics/loggers.py of vLLM <version>'s wheel, which setup keeps (its step vllm-metrics)."""
+    return cache_dir() / f"vllm-{version}" / "vllm" / "v1" / "metrics" / "loggers.py"
+
+
 def kubernetes_version() -> str:
     return versions()["KUBERNETES_VERSION"]
 

@@ -19,17 +19,14 @@ def test_another_ray_than_the_pinned_one_is_refused(monkeypatch, installed):
 
 def test_the_rollout_dashboard_reads_the_pinned_vllms_metric_names():
     """Each name the rollout dashboard reads is declared, with the type the queries assume, in the pinned vLLM's
-    code (its wheel in .gpu/wheels-vllm, which `make gpu-wheels VLLM=1` fetches)."""
-    import zipfile
+    code (its metrics module, which setup takes from its wheel)."""
+    from generator import rolloutdashboard
+    from support.tools import vllm_metrics_source
 
-    from generator import paths, rolloutdashboard
-
-    version = rolloutdashboard.pinned_vllm_version()
-    wheels = sorted((paths.ROOT / ".gpu" / "wheels-vllm").glob(f"vllm-{version}-*.whl"))
-    if not wheels:
-        pytest.skip(f"no vLLM {version} wheel in .gpu/wheels-vllm (make gpu-wheels VLLM=1)")
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        code = wheel.read("vllm/v1/metrics/loggers.py").decode()
+    source = vllm_metrics_source(rolloutdashboard.pinned_vllm_version())
+    if not source.is_file():
+        pytest.fail(f"{source} is missing: run lab/scripts/setup.sh vllm-metrics (make setup)")
+    code = source.read_text()
     kinds = {rolloutdashboard.RUNNING: "gauge", rolloutdashboard.WAITING: "gauge",
              rolloutdashboard.KV_CACHE_USAGE: "gauge", rolloutdashboard.GENERATION_TOKENS: "counter",
              rolloutdashboard.PROMPT_TOKENS: "counter", rolloutdashboard.PREEMPTIONS: "counter",
