@@ -75,7 +75,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- define "ppo-job.rules.run" -}}
 {{- include "ppo-job.rules.outputs" . -}}
 {{- if eq (include "ppo-job.verlFacts" .) "{}" -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" "--set ppo-job.verlVersion=0.3.0.post1, 0.4.1 or 0.9.1") -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" .Values.verlVersion "problem" "is not a supported veRL version" "fix" (printf "--set ppo-job.verlVersion=%s" (include "ppo-job.verlVersionChoices" .))) -}}
 {{- end -}}
 {{- range $name, $value := .Values.runtimeEnv.env -}}
 {{- if or (include "verl-ppo.looksLikeCredential" $name) (include "verl-ppo.looksLikeCredentialValue" $value) -}}
@@ -138,7 +138,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- if and $facts (not (has $v.rollout.name $facts.rolloutNames)) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.name" "value" $v.rollout.name "problem" (printf "is not a rollout engine of veRL %s (it has %s)" $version (join ", " $facts.rolloutNames)) "fix" "--set ppo-job.rollout.name=vllm") -}}
 {{- else if and $facts (eq $v.rollout.name "hf") (gt $n 1) (not $facts.hfSamplesN) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.responsesPerPrompt" "value" $n "problem" (printf "is ignored by veRL %s's HF rollout, which samples one response per prompt: the first step would fail joining %d-fold prompts with single responses" $version $n) "fix" "--set ppo-job.rollout.name=vllm, or --set ppo-job.verlVersion=0.4.1") -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.responsesPerPrompt" "value" $n "problem" (printf "is ignored by veRL %s's HF rollout, which samples one response per prompt: the first step would fail joining %d-fold prompts with single responses" $version $n) "fix" (printf "--set ppo-job.rollout.name=vllm, or --set ppo-job.verlVersion=%s" (include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "hfSamplesN" "engine" "hf")))) -}}
 {{- end -}}
 {{- end -}}
 
@@ -205,7 +205,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $key := regexReplaceAll "=.*$" $arg "" -}}
 {{- if or (hasPrefix "+" $arg) (hasPrefix "~" $arg) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "adds or deletes a config key; that hides typos in key names" "fix" "write plain key=value for a key veRL's config has") -}}
-{{- else if not (regexMatch "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)*=" $arg) -}}
+{{- else if not (regexMatch (include "ppo-job.overridePattern" $) $arg) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "is not a Hydra key=value override" "fix" "write it as section.key=value") -}}
 {{- else if hasKey $rendered $key -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" "sets a key the chart already renders from values" "fix" "set the matching ppo-job value instead (see the ppo-job README)") -}}

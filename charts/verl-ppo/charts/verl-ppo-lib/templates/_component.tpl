@@ -5,3 +5,11 @@
 {{- fail (printf "%s is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone: install charts/verl-ppo and switch off the components you do not need (e.g. --set raycluster.enabled=false); its README shows each use" .Chart.Name) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The release's components, as a JSON list: the umbrella's dependencies that `<name>.enabled` switches (its
+     Chart.yaml, the one list of them; the generator reads it too). Call with the umbrella's context. */}}
+{{- define "verl-ppo.components" -}}
+{{- $names := list -}}
+{{- range .Chart.Dependencies }}{{ if .Condition }}{{ $names = append $names .Name }}{{ end }}{{ end -}}
+{{- toJson $names -}}
+{{- end -}}

@@ -11,7 +11,7 @@ their path in the umbrella's values (ppo-job.data.trainBatchSize) and report thr
 */}}
 {{- define "verl-ppo.validate" -}}
 {{- $present := dict -}}
-{{- range $name := list "storage" "raycluster" "ppo-job" "observability" -}}
+{{- range $name := include "verl-ppo.components" . | fromJsonArray -}}
 {{- $section := index $.Values $name -}}
 {{- if $section.enabled -}}
 {{- $_ := set $present $name (set (deepCopy $section) "global" $.Values.global) -}}
