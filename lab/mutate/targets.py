@@ -28,8 +28,8 @@ CHECK = (BAD_INPUT, VERL_CONFIG, SUBCHARTS, "-k",
          "or check_findings)")
 # generator check's cases of a second or so each: its findings, veRL's config, each component's use, Helm's refusals.
 CHECK_FAST = (BAD_INPUT, VERL_CONFIG, SUBCHARTS, "-k",
-              "not helm3 and (check_findings or generator_check_rejects_a_misspelled or generator_check_rejects_an_extra "
-              "or not_there or components_use or cannot_read or set_flags)")
+              "not helm3 and (check_findings or generator_check_rejects_a_misspelled "
+              "or generator_check_rejects_an_extra or not_there or components_use or cannot_read or set_flags)")
 # The schema's words (jsonschema errors made findings): every kind of constraint broken at once (each field also
 # named by Helm), the findings' own cases and the fix sentences, before the CHECK cases.
 SCHEMA_WORDS = (BAD_INPUT, GENERATOR, "-k",
@@ -38,10 +38,7 @@ SCHEMA_WORDS = (BAD_INPUT, GENERATOR, "-k",
 # its own way, the chart's values-only copy made once), then the CHECK cases.
 HELM = (BAD_INPUT, GENERATOR, "-k",
         "not helm3 and (check_findings or cannot_read or check_types or set_forms or merged_through_one_copy or "
-        "finds_helm or without_helm or one_line or no_helm or merges_values_as_helm)")
-# The Python merge of the values (render, the demo), against Helm's for every values file.
-CHART_VALUES = (GENERATOR, "-k", "merges_values_as_helm or no_map or without_helm or defaults_are_the_seed or "
-                "render_algorithm or rendered_values")
+        "finds_helm or without_helm or one_line or no_helm)")
 # `Path / "name"` replaced by another operator fails at import (paths.py) or at the first Helm run (the cached
 # Helm's path in helm.py), in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
@@ -83,7 +80,8 @@ SUBMITTER_STAGES = Stages(
         "on_terminate": _ray("sigterm", SUBMITTER_RAYJOB),
         "given_submission": (SUBMITTER_RAYJOB,),
         "preflight": _ray("preflight"),
-        "submit_once": _ray("success or supersedes or restarted or preflight or kuberays or retried_pod", SUBMITTER_RAYJOB),
+        "submit_once": _ray("success or supersedes or restarted or preflight or kuberays or retried_pod",
+                            SUBMITTER_RAYJOB),
         "run": _ray("success or failure or restarted or retry_after or stopped_job or kuberays", SUBMITTER_RAYJOB),
         "main": _ray("success or check_mode or stop_mode or sigterm"),
     },
@@ -98,17 +96,19 @@ PYTHON_TARGETS = (
     PythonTarget("generator/quantity.py", ("tests/generator/test_quantity.py", SIZING_TESTS, *DISCOVER_UNIT)),
     PythonTarget("generator/catalog.py", (GENERATOR, SIZING_TESTS)),
     PythonTarget("generator/discover.py", DISCOVER_UNIT),
-    PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values or "
-                                         "tolerations or cli_render or render_algorithm or critic_free or render_writes")),
+    PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values "
+                                         "or tolerations or cli_render or render_algorithm or critic_free "
+                                         "or render_writes")),
     PythonTarget("generator/schema.py", (GENERATOR, "-k", "schema")),
-    PythonTarget("generator/valuesdoc.py", ("tests/generator/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
+    PythonTarget("generator/valuesdoc.py", ("tests/generator/test_valuesdoc.py", GENERATOR, "-k",
+                                            "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/generator/test_summary.py",)),
     PythonTarget("generator/algorithms.py", (GENERATOR, "-k", "algorithm or critic")),
     PythonTarget("generator/verlversions.py", (GENERATOR, "-k", "algorithm or version or generated_files")),
     PythonTarget("generator/docstables.py", (GENERATOR, "-k", "generated_files or docs_table")),
-    PythonTarget("generator/chartvalues.py", CHART_VALUES, 900.0),
-    PythonTarget("generator/dashboards.py", ("tests/lab/generator/test_dashboards.py",
-                                             "tests/chart/test_observability_chart.py", "-k", "dashboards_are or pinned")),
+    PythonTarget("lab/dashboards/ray_dashboards.py", ("tests/lab/generator/test_dashboards.py",
+                                                      "tests/chart/test_observability_chart.py", "-k",
+                                                      "dashboards_are or pinned or make_dashboards")),
     PythonTarget("generator/paths.py", ("tests/lab/generator/test_paths.py", GENERATOR, VERL_CONFIG, "-k",
                                         "readme or schema or component or versions_env"),
                  excluded=PATH_DIVISION),

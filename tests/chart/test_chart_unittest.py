@@ -41,9 +41,9 @@ def test_a_case_that_expects_another_field_fails_the_run(helm, tmp_path):
     shutil.copytree(paths.CHART, chart)
     (tmp_path / "values").symlink_to(paths.VALUES_DIR)  # the suites read values/ as the repository lays it out
     suite = chart / "tests" / "raycluster_test.yaml"
-    text = suite.read_text()
-    assert text.count("{name: as-metrics, containerPort: 44217}") == 1
-    suite.write_text(text.replace("{name: as-metrics, containerPort: 44217}", "{name: as-metrics, containerPort: 44218}"))
+    text, expected = suite.read_text(), "{name: as-metrics, containerPort: 44217}"
+    assert text.count(expected) == 1
+    suite.write_text(text.replace(expected, expected.replace("44217", "44218")))
     result = unittest(helm, chart)
     output = result.stdout + result.stderr
     assert result.returncode != 0
