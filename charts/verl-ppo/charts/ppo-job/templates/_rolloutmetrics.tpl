@@ -6,7 +6,8 @@
 {{- define "ppo-job.rolloutMetricsOverrides" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $o := list -}}
-{{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts.rolloutMetrics (eq (toString $facts.rolloutMode) "async") (has .Values.rollout.name (list "vllm" "sglang")) -}}
+{{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts.rolloutMetrics (eq (toString $facts.rolloutMode) "async")
+  (has .Values.rollout.name (list "vllm" "sglang")) -}}
 {{- $o = list "actor_rollout_ref.rollout.prometheus.enable=true" "actor_rollout_ref.rollout.disable_log_stats=false"
   (printf "actor_rollout_ref.rollout.prometheus.port=%d" (include "verl-ppo.port" (dict "name" "rolloutPrometheus") | int))
   (printf "actor_rollout_ref.rollout.prometheus.file=%s" (include "verl-ppo.hydraValue" (include "verl-ppo.rolloutPrometheusFile" .))) -}}
@@ -18,6 +19,8 @@
 {{- define "ppo-job.rules.rolloutMetrics" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts (not $facts.rolloutMetrics) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutMetrics.enabled" "value" true "problem" (printf "but veRL %s's rollout servers export no metrics (veRL 0.9's async vLLM and SGLang rollout do)" (toString .Values.verlVersion)) "fix" "--set ppo-job.verlVersion=0.9.1 with an image of that veRL, or --set global.rolloutMetrics.enabled=false") -}}
+{{- $problem := printf "but veRL %s's rollout servers export no metrics (veRL 0.9's async vLLM and SGLang rollout do)" (toString .Values.verlVersion) -}}
+{{- $fix := "--set ppo-job.verlVersion=0.9.1 with an image of that veRL, or --set global.rolloutMetrics.enabled=false" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutMetrics.enabled" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
