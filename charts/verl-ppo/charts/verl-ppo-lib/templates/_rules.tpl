@@ -83,7 +83,7 @@ then the one verl-ppo.rule call that records them.
 {{- end -}}
 {{- end -}}
 
-{{/* Labels carry the release's name as it is: one YAML reads as a boolean or null breaks them. */}}
+{{/* Labels carry the release's name as it is: a name YAML reads as a boolean or null breaks them. */}}
 {{- define "verl-ppo.rules.nameNotBoolean" -}}
 {{- $fullname := include "verl-ppo.fullname" . -}}
 {{- range $name := uniq (list $.Release.Name $fullname) -}}
