@@ -11,9 +11,12 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
      servers can record Prometheus metrics (rollout.prometheus, since 0.9). */}}
 {{- define "ppo-job.verlFacts" -}}
 {{- $byVersion := dict
-  "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" false "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" false)
-  "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" true "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" true)
-  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true "klInRewardKey" true "rolloutMode" "async" "customRewardKey" "reward.custom_reward_function" "rolloutNames" (list "vllm" "sglang") "hfSamplesN" true "rolloutMetrics" true) -}}
+  "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" false
+    "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" false)
+  "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" true
+    "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" true)
+  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true "klInRewardKey" true "rolloutMode" "async"
+    "customRewardKey" "reward.custom_reward_function" "rolloutNames" (list "vllm" "sglang") "hfSamplesN" true "rolloutMetrics" true) -}}
 {{- get $byVersion (toString .Values.verlVersion) | default dict | toJson -}}
 {{- end -}}
 
