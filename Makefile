@@ -125,12 +125,14 @@ gpu-wheels: setup  ## (where PyPI is) carry-ready wheels (VLLM=1: vLLM's, in par
 # GPU_RUNS=vllm-generated (and again, alternating); lab/gpu/report.py puts the results together.
 GPU_RUNS ?=
 GPU_TIMEOUT ?= 540
+# vLLM's own time for the first run's rollout batch, before the runs (lab/gpu/generation_floor.py); GPU_FLOOR= skips it.
+GPU_FLOOR ?= --floor
 
 gpu-smoke:  ## (GPU machine) a few PPO steps of the rendered H200 command through a local Ray head
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)smoke
 
 gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on a Qwen2.5-0.5B-shaped model (GPU_RUNS=one of them)
-	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench --timeout $(GPU_TIMEOUT) --drop-checkpoints $(if $(GPU_RUNS),--runs $(GPU_RUNS))
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)bench --timeout $(GPU_TIMEOUT) --drop-checkpoints $(if $(VLLM),$(GPU_FLOOR)) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
 
 gpu-grpo:  ## (GPU machine, VLLM=1) the chart's GRPO render (n=5) of the H200 profile, 0.5B shape: 3 steps and a checkpoint
 	bash lab/gpu/run.sh vllm-grpo --timeout $(GPU_TIMEOUT)

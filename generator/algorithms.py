@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import yaml
 
 from generator import paths
+from generator.verlversions import version_names
 
 TABLE = paths.subchart_dir("ppo-job") / "files" / "algorithms.yaml"
 
@@ -15,10 +16,13 @@ TABLE = paths.subchart_dir("ppo-job") / "files" / "algorithms.yaml"
 @dataclass(frozen=True)
 class Algorithm:
     name: str
+    estimator: str  # veRL's algorithm.adv_estimator
     critic: bool  # veRL trains a critic (the GAE estimator only)
     kl: str  # where the KL term goes: coef, reward, loss, none
     responses_per_prompt: int  # rollout.n by default
-    versions: tuple[str, ...]  # veRL versions whose main trainer has it
+    min_responses: int  # the smallest rollout.n the estimator works with
+    versions: tuple[str, ...]  # veRL versions whose main trainer has it: its `since` and every later one
+    overrides: tuple[str, ...] = ()  # fixed Hydra settings of the preset
 
     @property
     def reference(self) -> bool:
@@ -27,8 +31,12 @@ class Algorithm:
 
 
 def algorithms() -> dict[str, Algorithm]:
+    """By name, in the table's order (PPO, the default, first)."""
     table = yaml.safe_load(TABLE.read_text())
+    names = version_names()
     return {
-        name: Algorithm(name, entry["critic"], entry["kl"], entry["responsesPerPrompt"], tuple(entry["versions"]))
+        name: Algorithm(name, entry["estimator"], entry["critic"], entry["kl"], entry["responsesPerPrompt"],
+                        entry["minResponses"], tuple(names[names.index(str(entry["since"])):]),
+                        tuple(entry["overrides"]))
         for name, entry in table.items()
     }

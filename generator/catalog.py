@@ -11,6 +11,10 @@ import yaml
 from generator import paths
 
 
+# The model `shapes` and `render` size for unless told another (the vendor guide's).
+DEFAULT_MODEL = "qwen2.5-0.5b"
+
+
 @dataclass(frozen=True)
 class GpuShape:
     name: str

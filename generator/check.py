@@ -14,15 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator import schemafindings, verlconfig
+import yaml
+
+from generator import paths, schemafindings, verlconfig
 from generator.finding import Finding
 from generator.schema import values_schema
 from generator.helm import HelmInputs, merged_values, template
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
 _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")
-# A Hydra key=value override (what the rulebook accepts in extraArgs).
-OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*=")
+# A plain Hydra key=value override, what the rulebook accepts in extraArgs: ppo-job's files/hydra.yaml, which
+# the rulebook reads too.
+_HYDRA = paths.subchart_dir("ppo-job") / "files" / "hydra.yaml"
+OVERRIDE = re.compile(yaml.safe_load(_HYDRA.read_text())["overridePattern"])
 
 
 @dataclass

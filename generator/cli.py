@@ -13,39 +13,29 @@ from pathlib import Path
 import yaml
 
 from generator import paths
-from generator.algorithms import Algorithm, algorithms
-from generator.catalog import load_catalog
+from generator.algorithms import algorithms
+from generator.catalog import DEFAULT_MODEL, load_catalog
 from generator import dashboards, rolloutdashboard
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
+from generator.docstables import doc_tables
 from generator.chartvalues import chart_values
 from generator.helm import HelmInputs, HelmMissing
-from generator.render import platform_overlays, render_shape, run_for, values_file_name, verl_version_for, write
+from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
+                              verl_version_for, write)
 from generator.schema import chart_schemas
-from generator.sizing import RESOURCE_SHARE, size
+from generator.sizing import RESOURCE_SHARE
 from generator.summary import summarize
 from generator.valuesdoc import readmes
-
-
-def chosen_algorithm(name: str) -> Algorithm | None:
-    known = algorithms()
-    if name not in known:
-        print(f"unknown algorithm {name!r}; known: {', '.join(sorted(known))}", file=sys.stderr)
-        return None
-    return known[name]
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
-    algorithm = chosen_algorithm(args.algorithm)
-    if algorithm is None:
-        return 2
+    algorithm = algorithms()[args.algorithm]
     print(f"{'shape':<14} {'GPU':<26} {'GiB':>4} {'GPUs':>4} {'nodes':>5} {'veRL':>11} {'TP':>3} {'micro':>5} "
           f"{'tokens':>6} {'ckpt':>4} {'rollout':>7}  figures")
-    for shape in catalog.shapes.values():
-        version = verl_version_for(catalog.verl, shape, algorithm)
-        sizing = size(shape, model, run_for(algorithm, shape.default_nodes, verl_version=version))
+    for shape, version, sizing in sized_shapes(catalog, model, algorithm):
         tokens = sizing.train_token_budget if sizing.dynamic_batching else "-"
         print(f"{shape.name:<14} {shape.gpu_model[:26]:<26} {shape.gpu_memory_gib:>4g} {shape.gpus_per_node:>4} "
               f"{shape.default_nodes:>5} {version:>11} {sizing.tensor_parallel:>3} {sizing.micro_batch:>5} "
@@ -57,9 +47,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 def cmd_render(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
-    algorithm = chosen_algorithm(args.algorithm)
-    if algorithm is None:
-        return 2
+    algorithm = algorithms()[args.algorithm]
     names = args.shape or list(catalog.shapes)
     outputs = {}
     for name in names:
@@ -151,7 +139,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    return write_or_check(readmes(), args.check, "python -m generator docs")
+    return write_or_check({**readmes(), **doc_tables()}, args.check, "python -m generator docs")
 
 
 def cmd_dashboards(args: argparse.Namespace) -> int:
@@ -184,17 +172,18 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True, metavar="command")
 
     shapes = sub.add_parser("shapes", help="(users) table of the catalog's GPU node types and their sizing")
-    shapes.add_argument("--model", default="qwen2.5-0.5b")
-    shapes.add_argument("--algorithm", default="ppo", help="ppo, grpo, rloo, reinforce++, dapo (the chart's table)")
+    shapes.add_argument("--model", default=DEFAULT_MODEL)
+    shapes.add_argument("--algorithm", default="ppo", choices=algorithms(), help="(ppo-job's files/algorithms.yaml)")
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml and the platform overlays")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
-    render.add_argument("--model", default="qwen2.5-0.5b")
+    render.add_argument("--model", default=DEFAULT_MODEL)
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
-    render.add_argument("--algorithm", default="ppo", help="ppo (values/<shape>.yaml), or grpo, rloo, reinforce++, "
-                        "dapo (values/<shape>-<algorithm>.yaml): sized for its responses per prompt, without a critic")
+    render.add_argument("--algorithm", default="ppo", choices=algorithms(),
+                        help="ppo: values/<shape>.yaml; another: values/<shape>-<algorithm>.yaml, sized for its "
+                        "responses per prompt, without a critic where it has none (ppo-job's files/algorithms.yaml)")
     render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
     render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
                         help="share of allocatable CPU/memory per pod")
@@ -226,7 +215,8 @@ def parser() -> argparse.ArgumentParser:
     _drift_option(schema)
     schema.set_defaults(func=cmd_schema)
 
-    docs = sub.add_parser("docs", help="(maintainers) write each chart's README.md from its values.yaml comments")
+    docs = sub.add_parser("docs", help="(maintainers) write each chart's README.md from its values.yaml comments, and "
+                          "the docs' tables from the chart's tables and the catalog")
     _drift_option(docs)
     docs.set_defaults(func=cmd_docs)
 

@@ -8,8 +8,6 @@ CHART = ROOT / "charts" / "verl-ppo"
 CHART_VALUES = CHART / "values.yaml"
 CHART_SCHEMA = CHART / "values.schema.json"
 LIBRARY = "verl-ppo-lib"
-# The components, each a subchart of the umbrella chart (not installed alone).
-SUBCHARTS = ("storage", "raycluster", "ppo-job", "observability")
 DASHBOARDS = CHART / "charts" / "observability" / "dashboards"
 VALUES_SCHEMA = ROOT / "schemas" / "values.schema.yaml"
 CATALOG_SCHEMA = ROOT / "schemas" / "gpu-catalog.schema.yaml"
@@ -20,17 +18,26 @@ VALUES_DIR = ROOT / "values"
 README = ROOT / "README.md"
 
 
+def components() -> tuple[str, ...]:
+    """The components, each a subchart of the umbrella chart (not installed alone): the umbrella's Chart.yaml
+    dependencies that `<name>.enabled` switches, in its order (the one list of them; the rulebook reads it too)."""
+    import yaml  # here, not above: `python3 -m generator.helm` runs on the system Python, standard library only
+
+    return tuple(dependency["name"] for dependency in yaml.safe_load((CHART / "Chart.yaml").read_text())["dependencies"]
+                 if dependency.get("condition"))
+
+
 def subchart_dir(name: str) -> Path:
     return CHART / "charts" / name
 
 
 def subchart_values_files() -> list[Path]:
-    return [subchart_dir(name) / "values.yaml" for name in SUBCHARTS]
+    return [subchart_dir(name) / "values.yaml" for name in components()]
 
 
 def chart_dirs() -> list[Path]:
     """The umbrella chart, then each subchart."""
-    return [CHART] + [subchart_dir(name) for name in SUBCHARTS]
+    return [CHART] + [subchart_dir(name) for name in components()]
 
 
 def tool_cache() -> Path:

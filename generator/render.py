@@ -8,9 +8,9 @@ import jinja2
 
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
-from generator.catalog import GpuShape, ModelProfile, VerlRelease
+from generator.catalog import Catalog, GpuShape, ModelProfile, VerlRelease
 from generator.chartvalues import chart_values
-from generator.sizing import RESOURCE_SHARE, RunShape, size
+from generator.sizing import RESOURCE_SHARE, RunShape, Sizing, size
 
 # GPU node pools are commonly tainted with the GPU resource name; tolerating an absent taint is harmless.
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -41,6 +41,18 @@ def verl_version_for(release: VerlRelease, shape: GpuShape, algorithm: Algorithm
     shape; the newest that has the algorithm where that one has not."""
     version = default_verl_version() if shape.vendor_guide else release.version
     return version if version in algorithm.versions else algorithm.versions[-1]
+
+
+def sized_shapes(catalog: Catalog, model: ModelProfile,
+                 algorithm: Algorithm) -> list[tuple[GpuShape, str, Sizing]]:
+    """Each node type of the catalog with the veRL its values run and their sizing on its default node count
+    (what `shapes` prints and docs/node-types.md's table shows)."""
+    sized = []
+    for shape in catalog.shapes.values():
+        version = verl_version_for(catalog.verl, shape, algorithm)
+        run = run_for(algorithm, shape.default_nodes, verl_version=version)
+        sized.append((shape, version, size(shape, model, run)))
+    return sized
 
 
 def run_for(algorithm: Algorithm, nodes: int, responses_per_prompt: int | None = None,

@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
 from generator import paths
+from generator.algorithms import algorithms
 from generator.schemafindings import Wording, unfixed
+from generator.verlversions import rollout_engines, version_names
 
 # Keywords whose x-fixes sentence mends a value (required and additionalProperties mend a map's keys).
 VALUE_KEYWORDS = ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
@@ -32,11 +34,29 @@ _NAMED_SCHEMAS = ("properties", "patternProperties", "definitions")
 # Keywords whose value lists schemas that one fix sentence, the node's own, covers.
 _FORMS = ("anyOf", "allOf")
 GENERATED_NOTE = "Generated from schemas/values.schema.yaml by `python -m generator schema`."
+# The lists a node's `x-enum-from` names: the chart's tables, so the schema types none of them again.
+TABLE_ENUMS: dict[str, Callable[[], list[str]]] = {
+    "verl-versions": version_names,
+    "rollout-engines": rollout_engines,
+    "algorithms": lambda: list(algorithms()),
+}
+
+
+def _enums_filled(node: Any) -> Any:
+    """The schema with each `x-enum-from: <table>` replaced by `enum: <the table's list>`."""
+    if isinstance(node, list):
+        return [_enums_filled(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    filled = {key: _enums_filled(value) for key, value in node.items() if key != "x-enum-from"}
+    if "x-enum-from" in node:
+        filled["enum"] = TABLE_ENUMS[node["x-enum-from"]]()
+    return filled
 
 
 @lru_cache(maxsize=1)
 def values_schema() -> dict[str, Any]:
-    schema = yaml.safe_load(paths.VALUES_SCHEMA.read_text())
+    schema = _enums_filled(yaml.safe_load(paths.VALUES_SCHEMA.read_text()))
     missing = unfixed(schema)
     if missing:
         raise ValueError(f"{paths.VALUES_SCHEMA}: constraints without a fix sentence:\n" + "\n".join(missing))
@@ -115,6 +135,6 @@ def _json(schema: dict[str, Any]) -> str:
 def chart_schemas() -> dict[Path, str]:
     """What each chart's values.schema.json must contain."""
     schemas = {paths.CHART_SCHEMA: _json(umbrella_schema())}
-    for name in paths.SUBCHARTS:
+    for name in paths.components():
         schemas[paths.subchart_dir(name) / "values.schema.json"] = _json(subchart_schema(name))
     return schemas

@@ -5,7 +5,7 @@ rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give bac
 For veRL 0.9.1 the training phases are sized in tokens instead (token_budgets): dynamic batching with
 per-GPU token budgets from the GPU's memory, and gradient checkpointing only where memory is short; each
 of those rules carries its measurement on one H200 (docs/sizing.md).
-Critic-free algorithms (GRPO, RLOO, REINFORCE++, DAPO) sample n responses per prompt: every batch rule
+Critic-free algorithms (those of files/algorithms.yaml without a critic) sample n responses per prompt: every batch rule
 and the rollout's KV cache count samples (prompts x n), and the critic's GPU memory is room the rollout
 may take (critic_free_share).
 """
@@ -13,15 +13,18 @@ may take (critic_free_share).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
+import yaml
+
+from generator import paths
 from generator.catalog import GpuShape, ModelProfile
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
 
-# The guide's run, the reference point the rules scale from.
+# The guide's run, the reference point the rules scale from (its batch and lengths: guide_run()).
 REFERENCE_GPU_MEMORY_GIB = 24
 REFERENCE_MICRO_BATCH = 4
-REFERENCE_SEQUENCE_LENGTH = 512 + 256
 # Bytes per parameter of mixed-precision Adam training: bf16 weights and grads, fp32 master and two moments.
 TRAINING_BYTES_PER_PARAM = 16
 WEIGHT_BYTES_PER_PARAM = 2
@@ -33,16 +36,38 @@ RESOURCE_SHARE = 0.8
 
 
 @dataclass(frozen=True)
+class GuideRun:
+    """The vendor guide's batch and lengths: ppo-job's defaults, where every values file starts."""
+
+    train_batch_size: int
+    ppo_mini_batch_size: int
+    max_prompt_length: int
+    max_response_length: int
+
+    @property
+    def sequence_length(self) -> int:
+        return self.max_prompt_length + self.max_response_length
+
+
+@lru_cache(maxsize=1)
+def guide_run() -> GuideRun:
+    """Read from ppo-job's values.yaml as plain YAML: the chart holds the figures, the sizing scales them."""
+    job = yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())
+    return GuideRun(job["data"]["trainBatchSize"], job["actor"]["ppoMiniBatchSize"], job["data"]["maxPromptLength"],
+                    job["data"]["maxResponseLength"])
+
+
+@dataclass(frozen=True)
 class RunShape:
-    """What the sizing needs besides the node type and the model."""
+    """What the sizing needs besides the node type and the model; the batch and lengths the guide's by default."""
 
     nodes: int
-    train_batch_size: int = 256
-    ppo_mini_batch_size: int = 64
+    train_batch_size: int = field(default_factory=lambda: guide_run().train_batch_size)
+    ppo_mini_batch_size: int = field(default_factory=lambda: guide_run().ppo_mini_batch_size)
     responses_per_prompt: int = 1
     critic: bool = True  # the algorithm trains a critic (GAE); the others leave its memory to the rollout
-    max_prompt_length: int = 512
-    max_response_length: int = 256
+    max_prompt_length: int = field(default_factory=lambda: guide_run().max_prompt_length)
+    max_response_length: int = field(default_factory=lambda: guide_run().max_response_length)
     resource_share: float = RESOURCE_SHARE
     verl_version: str = ""  # the version the values run; token budgets only where it has them measured
 
@@ -160,7 +185,7 @@ def memory_micro_batch(shape: GpuShape, model: ModelProfile, run: RunShape) -> i
     so scale the guide's 4 by GPU memory, sequence length and model size, down to a power of two."""
     scale = (
         (shape.gpu_memory_gib / REFERENCE_GPU_MEMORY_GIB)
-        * (REFERENCE_SEQUENCE_LENGTH / run.sequence_length)
+        * (guide_run().sequence_length / run.sequence_length)
         * min(1.0, 0.5 / model.params_billion)
     )
     return min(floor_power_of_two(max(1.0, REFERENCE_MICRO_BATCH * scale)), MAX_MICRO_BATCH)
@@ -255,7 +280,7 @@ def round_up(value: int, unit: int) -> int:
 def batches_for(run: RunShape, total_gpus: int) -> RunShape:
     """The run with train and mini batch raised, where needed, to whole samples on every GPU: veRL
     asserts batch x n divisible by the GPUs and at least one mini-batch sample per GPU; the train batch
-    stays whole mini batches. The guide's 256 / 64 stay as they are where they already divide."""
+    stays whole mini batches. The guide's train and mini batch stay as they are where they already divide."""
     unit = total_gpus // math.gcd(total_gpus, run.responses_per_prompt)  # batch x n divisible by the GPUs
     mini = round_up(run.ppo_mini_batch_size, unit)
     return replace(run, ppo_mini_batch_size=mini, train_batch_size=round_up(run.train_batch_size, mini))

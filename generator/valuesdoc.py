@@ -20,30 +20,45 @@ _environment = jinja2.Environment(loader=jinja2.FileSystemLoader(paths.TEMPLATES
 
 @dataclass(frozen=True)
 class ComponentUse:
-    """What a component serves on its own, as the umbrella chart's values that serve it (one line)."""
+    """What a component creates, and what it serves on its own with the values that serve it besides switching
+    the other components off."""
 
+    creates: str
     what: str
-    sets: str
+    values: str
 
 
 # Each component's use without the others: the umbrella with the others switched off (tests/test_subcharts.py
-# renders each).
+# renders each). Keyed by the components of the umbrella's Chart.yaml (paths.components()).
 COMPONENT_USES = {
-    "storage": ComponentUse("the shared claim alone, e.g. to load data and models before any cluster exists",
-                            "--set raycluster.enabled=false --set ppo-job.enabled=false --set observability.enabled=false "
-                            "--set storage.size=500Gi"),
-    "raycluster": ComponentUse("a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
-                               "--set ppo-job.enabled=false --set observability.enabled=false --set storage.enabled=false "
-                               "--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
-    "ppo-job": ComponentUse("a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and "
-                            "exits with its outcome",
-                            "--set raycluster.enabled=false --set observability.enabled=false --set storage.enabled=false "
-                            "--set global.storage.existingClaim=shared-data "
-                            "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
-    "observability": ComponentUse("PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
-                                  "--set storage.enabled=false --set raycluster.enabled=false --set ppo-job.enabled=false "
-                                  "--set observability.rayClusterName=team-ray"),
+    "storage": ComponentUse(
+        creates="the shared ReadWriteMany claim (dynamic, VKE TOS or NAS)",
+        what="the shared claim alone, e.g. to load data and models before any cluster exists",
+        values="--set storage.size=500Gi"),
+    "raycluster": ComponentUse(
+        creates="the RayCluster (in RayJob mode the head's Service), its dashboard Ingress and NetworkPolicy",
+        what="a RayCluster sized for a GPU node type, without the submitter Job: submit your own jobs to it",
+        values="--set global.storage.existingClaim=shared-data --set global.gpu.nodes=3"),
+    "ppo-job": ComponentUse(
+        creates="the submitter Job, its ConfigMap, RBAC, hooks, the optional preparation Job",
+        what="a run on an existing Ray cluster: the submitter Job sends it there, waits for its GPUs and exits "
+             "with its outcome",
+        values="--set global.storage.existingClaim=shared-data "
+               "--set ppo-job.dashboardURL=http://team-ray-head-svc.research.svc:8265"),
+    "observability": ComponentUse(
+        creates="PodMonitors, Grafana dashboard ConfigMaps, TensorBoard",
+        what="PodMonitors and Ray's Grafana dashboards for an existing KubeRay cluster, selected by name",
+        values="--set observability.rayClusterName=team-ray"),
 }
+
+
+def use_sets(name: str) -> str:
+    """The umbrella's values of a component's use alone: every other component switched off, then its own."""
+    if name not in COMPONENT_USES:
+        raise KeyError(f"component {name} (charts/verl-ppo/Chart.yaml) has no use in generator/valuesdoc.py "
+                       "COMPONENT_USES")
+    others = [f"--set {other}.enabled=false" for other in paths.components() if other != name]
+    return " ".join([*others, COMPONENT_USES[name].values])
 
 
 @dataclass(frozen=True)
@@ -106,12 +121,14 @@ def chart_readme(chart: Path) -> str:
     own = parameters((chart / "values.yaml").read_text())
     is_umbrella = chart == paths.CHART
     if is_umbrella:  # each component's parameters in its section, after its `enabled` switch
-        for name in paths.SUBCHARTS:
+        for name in paths.components():
             component = parameters((paths.subchart_dir(name) / "values.yaml").read_text(), f"{name}.")
             at = max(i for i, param in enumerate(own) if param.section in ("global", name)) + 1
             own[at:at] = component
+    uses = {name: {"creates": COMPONENT_USES[name].creates, "what": COMPONENT_USES[name].what, "sets": use_sets(name)}
+            for name in paths.components()}
     return _environment.get_template("chart-readme.md.j2").render(
-        chart=meta, umbrella=is_umbrella, sections=sections(own), components=paths.SUBCHARTS, uses=COMPONENT_USES)
+        chart=meta, umbrella=is_umbrella, sections=sections(own), uses=uses)
 
 
 def readmes() -> dict[Path, str]:

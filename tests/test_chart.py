@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator import paths
 from support import helm as helm_cli
 from support.tools import ROOT
 
@@ -242,8 +243,8 @@ def test_network_policy_admits_the_release_pods(helm):
 def test_every_object_carries_the_recommended_labels(helm):
     """Helm's recommended labels, by which tools list and tell apart a release's objects: the app (part of
     verl-ppo, its version), who manages it, and the chart that made it (a component's, with its version)."""
-    subcharts = [yaml.safe_load((ROOT / "charts" / "verl-ppo" / "charts" / name / "Chart.yaml").read_text())
-                 for name in ("storage", "raycluster", "ppo-job", "observability")]
+    subcharts = [yaml.safe_load((paths.subchart_dir(name) / "Chart.yaml").read_text())
+                 for name in paths.components()]
     made_by = {f"{chart['name']}-{chart['version']}" for chart in subcharts}
     documents = helm_cli.template(helm, "--set", "global.tensorboard.enabled=true").documents()
     for document in documents:

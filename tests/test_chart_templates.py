@@ -9,11 +9,11 @@ from pathlib import Path
 
 import yaml
 
-from generator.paths import CHART, CHART_VALUES, ROOT, SUBCHARTS, VALUES_SCHEMA
+from generator.paths import CHART, CHART_VALUES, ROOT, VALUES_SCHEMA, components, subchart_dir
 
 LONGEST_LINE = 160
 # A dotted name under the library's prefix or a component's: a template's name, or a path in the values.
-PREFIXES = "|".join(("verl-ppo", *SUBCHARTS))
+PREFIXES = "|".join(("verl-ppo", *components()))
 DOTTED_NAME = re.compile(rf"(?<![\w./$-])({PREFIXES})\.([A-Za-z]\w*)(?:\.[A-Za-z]\w*)*(?![\w/-])")
 
 
@@ -35,8 +35,8 @@ def values_keys() -> dict[str, set[str]]:
     umbrella's section for it."""
     umbrella = yaml.safe_load(CHART_VALUES.read_text())
     keys = {"verl-ppo": set()}
-    for component in SUBCHARTS:
-        own = yaml.safe_load((CHART / "charts" / component / "values.yaml").read_text()) or {}
+    for component in components():
+        own = yaml.safe_load((subchart_dir(component) / "values.yaml").read_text()) or {}
         keys[component] = set(own) | set(umbrella.get(component) or {})
     return keys
 

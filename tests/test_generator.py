@@ -19,13 +19,15 @@ from generator.helm import HelmInputs, helm_binary, merged_values, template
 from generator.cli import main
 from generator import sizing
 from generator.algorithms import algorithms
-from generator.render import (GPU_TOLERATION, platform_overlays, render_shape, run_for, tolerations,
-                              verl_version_for, write)
-from generator import schema
+from generator.render import (GPU_TOLERATION, default_verl_version, platform_overlays, render_shape, run_for,
+                              sized_shapes, tolerations, verl_version_for, write)
+from generator import schema, verlversions
 from generator.schema import chart_schemas, values_schema
 from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
+from generator.docstables import with_tables
 from generator.valuesdoc import readmes
+from generator.verlversions import version_names
 
 CATALOG = load_catalog()
 MODEL = CATALOG.models["qwen2.5-0.5b"]
@@ -165,7 +167,7 @@ def test_a_components_schema_is_its_section_and_knows_global_is_a_map():
     """Helm checks each component's schema against its section of the merged values (with a copy of global,
     checked in full by the umbrella's schema)."""
     source = schema.values_schema()
-    for name in paths.SUBCHARTS:
+    for name in paths.components():
         published = schema.subchart_schema(name)
         assert set(published["properties"]) == set(source["properties"][name]["properties"])
         assert published["properties"]["global"] == {"$ref": "#/definitions/helmGlobal"}
@@ -343,16 +345,30 @@ ALGORITHMS = algorithms()
 
 
 def test_the_generator_reads_the_charts_algorithm_table():
-    assert set(ALGORITHMS) == {"ppo", "grpo", "rloo", "reinforce++", "dapo"}
+    assert next(iter(ALGORITHMS)) == "ppo", "the chart's default, first in the table"
     assert [name for name, algorithm in ALGORITHMS.items() if algorithm.critic] == ["ppo"]
     assert ALGORITHMS["grpo"].responses_per_prompt == 5 and not ALGORITHMS["dapo"].reference
+    assert ALGORITHMS["dapo"].versions == ("0.9.1",) and ALGORITHMS["grpo"].versions == tuple(version_names())
 
 
-def test_the_schema_offers_the_algorithm_tables_names_and_versions():
-    """The schema's enums repeat the table's keys and versions (a JSON schema cannot read the table): held equal."""
-    job = values_schema()["properties"]["ppo-job"]["properties"]
-    assert job["algorithm"]["properties"]["name"]["enum"] == list(ALGORITHMS)
-    assert set(job["verlVersion"]["enum"]) == {version for algorithm in ALGORITHMS.values() for version in algorithm.versions}
+def test_a_version_added_to_the_table_is_offered_by_the_schema_and_the_algorithms_it_follows(tmp_path, monkeypatch):
+    """The schema's enums are filled in from the tables (x-enum-from) and an algorithm's versions run from its
+    `since` to the table's newest: one entry added, no other file edited."""
+    entries = yaml.safe_load(verlversions.TABLE.read_text())
+    table = tmp_path / "verl-versions.yaml"
+    table.write_text(yaml.safe_dump([*entries, {**entries[-1], "version": "0.10.0", "rolloutNames": ["vllm", "trtllm"]}]))
+    monkeypatch.setattr(verlversions, "TABLE", table)
+    verlversions.verl_versions.cache_clear()
+    values_schema.cache_clear()
+    try:
+        job = values_schema()["properties"]["ppo-job"]["properties"]
+        assert job["verlVersion"]["enum"] == [*(entry["version"] for entry in entries), "0.10.0"]
+        assert job["rollout"]["properties"]["name"]["enum"][-1] == "trtllm"
+        assert job["algorithm"]["properties"]["name"]["enum"] == list(ALGORITHMS)
+        assert all(algorithm.versions[-1] == "0.10.0" for algorithm in algorithms().values())
+    finally:
+        verlversions.verl_versions.cache_clear()
+        values_schema.cache_clear()
 
 
 def test_n_responses_fill_the_rollout_and_the_critics_memory_makes_room():
@@ -392,7 +408,7 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
     assert "ref" in rloo, "a KL term in the reward needs the reference model's log-probs too"
 
 
-@pytest.mark.parametrize("name", ["grpo", "rloo", "reinforce++", "dapo"])
+@pytest.mark.parametrize("name", [name for name in ALGORITHMS if name != "ppo"])
 def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, capsys):
     assert main(["render", "seed-2gpu", "h800-80g-x8", "--algorithm", name, "--nodes", "3", "--output", str(tmp_path)]) == 0
     written = sorted(tmp_path.glob(f"*-{name}.yaml"))
@@ -400,11 +416,6 @@ def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, ca
     assert all(passes(path) == [] for path in written)
     values = chart_values(written[0])["ppo-job"]
     assert values["algorithm"]["name"] == name
-
-
-def test_render_names_an_unknown_algorithm(capsys):
-    assert main(["render", "--algorithm", "sac"]) == 2
-    assert "unknown algorithm 'sac'; known: dapo, grpo, ppo, reinforce++, rloo" in capsys.readouterr().err
 
 
 def test_cli_shapes_prints_each_shape_sized_as_render_sizes_it(capsys):
@@ -426,9 +437,12 @@ def test_cli_shapes_prints_each_shape_sized_as_render_sizes_it(capsys):
     assert "0.4.1" in next(row for row in rows if row.startswith("seed-2gpu")), "the guide's shape keeps its veRL"
 
 
-def test_cli_shapes_names_an_unknown_algorithm(capsys):
-    assert main(["shapes", "--algorithm", "sac"]) == 2
-    assert "unknown algorithm 'sac'" in capsys.readouterr().err
+@pytest.mark.parametrize("command", ["shapes", "render"])
+def test_cli_names_an_unknown_algorithm_and_the_tables(command, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([command, "--algorithm", "sac"])
+    choices = ", ".join(repr(name) for name in ALGORITHMS)
+    assert stopped.value.code == 2 and f"invalid choice: 'sac' (choose from {choices})" in capsys.readouterr().err
 
 
 def test_cli_render_writes_what_values_holds_then_leaves_it_unchanged(tmp_path: Path, capsys):
@@ -604,6 +618,17 @@ def test_cli_generated_files_are_current(command, capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_a_docs_table_is_written_between_its_markers_only():
+    tables = {"t": (lambda: "| a |\n|---|\n| 1 |", "the table")}
+    text = "before\n<!-- generated: t -->\nstale\n<!-- end: t -->\nafter\n"
+    written = with_tables(text, Path("doc.md"), tables)
+    assert written == ("before\n<!-- generated: t by `python -m generator docs` from the table: edit that, not this "
+                       "table -->\n| a |\n|---|\n| 1 |\n<!-- end: t -->\nafter\n")
+    assert with_tables(written, Path("doc.md"), tables) == written
+    with pytest.raises(ValueError, match="doc.md: no <!-- generated: t"):
+        with_tables("no markers\n", Path("doc.md"), tables)
+
+
 def test_cli_drift_is_reported_then_written(tmp_path: Path, capsys, monkeypatch):
     from generator.cli import write_or_check
 
@@ -657,17 +682,14 @@ def test_cli_without_a_command_shows_the_usage(capsys):
     assert stopped.value.code == 2 and "the following arguments are required: command" in capsys.readouterr().err
 
 
-def test_the_docs_name_the_catalogs_verl_release_and_size_each_shape_as_shapes_does(capsys):
-    """Issue 29: the image of the node types' veRL is named once (generator/catalog.yaml); README, the node-type
-    table and the versions notes pair the same version and image, and the table's rows are `shapes`' figures."""
-    image = f"{CATALOG.verl.image_repository}:{CATALOG.verl.image_tag}"
-    for doc in ("README.md", "docs/node-types.md", "docs/algorithms.md"):
-        text = (paths.ROOT / doc).read_text()
-        assert image in text and f"veRL {CATALOG.verl.version}" in text.replace("| 0.9.1", "veRL 0.9.1"), doc
-    assert main(["shapes"]) == 0
-    _, *rows = capsys.readouterr().out.splitlines()
-    table = (paths.ROOT / "docs/node-types.md").read_text()
-    for row in rows:
-        name, *_, memory, gpus, nodes, version, tp, micro, tokens, ckpt, rollout, figures = row.split()
-        assert f"| `{name}` |" in table and f"| {memory} | {gpus} | {nodes} | {version} | {tp} | {micro} | {tokens} | " \
-            f"{ckpt} | {rollout} | {figures} |" in table, row
+def test_the_node_types_doc_adds_the_catalogs_verl_release_to_its_image():
+    """Issue 29: the node types' veRL and its image are named once (generator/catalog.yaml): the Dockerfile of
+    docs/node-types.md adds that release to that image (the docs' tables are generated from the catalog)."""
+    text = (paths.ROOT / "docs/node-types.md").read_text()
+    release = CATALOG.verl
+    assert f"FROM {release.image_repository}:{release.image_tag}\nRUN pip install --no-deps verl=={release.version} " in text
+
+
+def test_the_guides_shape_keeps_the_charts_verl_and_the_others_run_the_catalogs():
+    for shape, version, _ in sized_shapes(CATALOG, MODEL, ALGORITHMS["ppo"]):
+        assert version == (default_verl_version() if shape.vendor_guide else CATALOG.verl.version), shape.name

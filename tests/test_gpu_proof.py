@@ -23,12 +23,11 @@ import proof  # noqa: E402
 import render_jobs  # noqa: E402
 
 # What the proof may change in the command the chart renders for a cluster (the issue's "paths, model,
-# step count", plus the GPUs of one machine, the rollout engine that fits its carry limit, and packing, which
-# needs the flash-attn the machine lacks: render_jobs.LAB_OVERRIDES).
+# step count", plus the GPUs of one machine and the rollout engine that fits its carry limit). Packed rows
+# stay as the chart renders them: the shim serves flash-attn's kernels from PyTorch's (lab/gpu/shim).
 ADJUSTED = {"data.train_files", "data.val_files", "actor_rollout_ref.model.path", "critic.model.path",
             "trainer.default_local_dir", "trainer.n_gpus_per_node", "trainer.nnodes",
             "actor_rollout_ref.rollout.name", "trainer.total_training_steps",
-            "actor_rollout_ref.model.use_remove_padding", "critic.model.use_remove_padding",
             # the rollout servers' metrics: no Prometheus sidecar on the GPU machine
             "actor_rollout_ref.rollout.prometheus.enable", "actor_rollout_ref.rollout.disable_log_stats",
             "actor_rollout_ref.rollout.prometheus.port", "actor_rollout_ref.rollout.prometheus.file"}
@@ -198,7 +197,12 @@ def test_step_lines_give_steady_state_figures():
     assert summary["tokens_per_second"] == round(76000 / 21.0, 1)
     assert summary["torch_max_allocated_gib"] == 4.0
     entrypoint = "python3 -m verl.trainer.main_ppo 'data.train_batch_size=256' 'trainer.nnodes=1'"
-    assert proof.rollout_figures(entrypoint, summary)["rollout_tokens_per_second"] == round(256 * 200 / 10.0, 1)
+    assert proof.rollout_figures(entrypoint, summary, None) == {
+        "rollout_rows": 256, "rollout_tokens_per_second": round(256 * 200 / 10.0, 1), "rollout_over_floor": None}
+    # Against vLLM's own time for the same batch (lab/gpu/generation_floor.py); another batch is no floor.
+    floor = {"prompts": 256, "samples_per_prompt": 1, "floor_s": 4.0}
+    assert proof.rollout_figures(entrypoint, summary, floor)["rollout_over_floor"] == 2.5
+    assert proof.rollout_figures(entrypoint, summary, {**floor, "samples_per_prompt": 5})["rollout_over_floor"] is None
     # A run stopped after its first step keeps that step's figures, marked as the only one.
     early = proof.summarize({"steps": 4}, {n: steps[n] for n in (0, 1)}, [])
     assert early["steady_steps"] == [1] and early["seconds_per_step"] == 40.0

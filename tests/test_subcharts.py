@@ -13,7 +13,7 @@ import yaml
 
 from generator import paths
 from generator.cli import main as generator_main
-from generator.valuesdoc import COMPONENT_USES
+from generator.valuesdoc import use_sets
 from support import helm as helm_cli
 from support.tools import kubernetes_version
 
@@ -27,14 +27,14 @@ USE_KINDS = {
 
 
 def use_args(name: str) -> list[str]:
-    return shlex.split(COMPONENT_USES[name].sets)
+    return shlex.split(use_sets(name))
 
 
 def render(helm, *args: str) -> helm_cli.Result:
     return helm_cli.template(helm, *args, release="team", namespace="research")
 
 
-@pytest.mark.parametrize("name", paths.SUBCHARTS)
+@pytest.mark.parametrize("name", paths.components())
 def test_each_components_use_renders_as_umbrella_values(helm, validator, name):
     lint = helm_cli.lint(helm, *use_args(name))
     assert lint.returncode == 0 and "[ERROR]" not in lint.output and "[WARNING]" not in lint.output, lint.output
@@ -45,17 +45,22 @@ def test_each_components_use_renders_as_umbrella_values(helm, validator, name):
     assert {doc["kind"] for doc in documents} == USE_KINDS[name]
 
 
-@pytest.mark.parametrize("name", paths.SUBCHARTS)
+@pytest.mark.parametrize("name", paths.components())
 def test_each_components_use_passes_generator_check(name, capsys):
     assert generator_main(["check", *use_args(name)]) == 0, capsys.readouterr().out
 
 
 def test_every_component_has_a_use_in_its_readme():
-    assert set(COMPONENT_USES) == set(paths.SUBCHARTS)
-    for name, use in COMPONENT_USES.items():
-        assert f"helm install verl-ppo charts/verl-ppo {use.sets}\n" in (paths.subchart_dir(name) / "README.md").read_text()
-        assert f"`{use.sets}`" in (paths.CHART / "README.md").read_text()
-        assert f"`{use.sets}`" in paths.README.read_text(), f"README.md's Components table lacks {name}'s use"
+    for name in paths.components():
+        sets = use_sets(name)
+        assert f"helm install verl-ppo charts/verl-ppo {sets}\n" in (paths.subchart_dir(name) / "README.md").read_text()
+        assert f"`{sets}`" in (paths.CHART / "README.md").read_text()
+
+
+def test_a_component_without_a_use_is_named(monkeypatch):
+    monkeypatch.setattr(paths, "components", lambda: ("storage", "scheduler"))
+    with pytest.raises(KeyError, match="component scheduler .* has no use in generator/valuesdoc.py COMPONENT_USES"):
+        use_sets("scheduler")
 
 
 def test_observability_only_selects_the_named_cluster(helm):
@@ -88,12 +93,12 @@ def built_alone(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("subcharts") / "charts"
     shutil.copytree(paths.CHART / "charts", root, ignore=shutil.ignore_patterns("charts"))
     helm = helm_cli.helm_binaries()["helm4"]
-    for name in paths.SUBCHARTS:
+    for name in paths.components():
         subprocess.run([str(helm), "dependency", "build", str(root / name)], check=True, capture_output=True)
-    return {name: root / name for name in paths.SUBCHARTS}
+    return {name: root / name for name in paths.components()}
 
 
-@pytest.mark.parametrize("name", paths.SUBCHARTS)
+@pytest.mark.parametrize("name", paths.components())
 def test_a_component_installed_alone_says_it_is_a_component(helm, built_alone, name):
     result = helm_cli.run(helm, "template", "team", str(built_alone[name]), "--namespace", "research",
                           "--kube-version", kubernetes_version())
@@ -114,7 +119,7 @@ def test_the_umbrella_checks_once_with_every_component_in_view(helm):
     assert "--set raycluster.head.allowUnauthenticatedService=true" in result.stderr
 
 
-@pytest.mark.parametrize("name", ["verl-ppo", *paths.SUBCHARTS])
+@pytest.mark.parametrize("name", ["verl-ppo", *paths.components()])
 def test_helm_show_readme_is_the_generated_readme(helm, name):
     chart = paths.CHART if name == "verl-ppo" else paths.subchart_dir(name)
     shown = helm_cli.run(helm, "show", "readme", str(chart))
@@ -123,7 +128,7 @@ def test_helm_show_readme_is_the_generated_readme(helm, name):
 
 
 def test_every_component_declares_the_library():
-    for name in paths.SUBCHARTS:
+    for name in paths.components():
         meta = yaml.safe_load((paths.subchart_dir(name) / "Chart.yaml").read_text())
         assert [dep["name"] for dep in meta.get("dependencies", [])] == [paths.LIBRARY], name
         assert (paths.subchart_dir(name) / ".helmignore").is_file()
@@ -132,6 +137,6 @@ def test_every_component_declares_the_library():
 
 def test_every_template_of_a_component_starts_with_the_component_check():
     """The check is the first line, so no template reads a value before it (whatever order Helm renders in)."""
-    for name in paths.SUBCHARTS:
+    for name in paths.components():
         for template in (paths.subchart_dir(name) / "templates").rglob("*.yaml"):
             assert template.read_text().startswith('{{- include "verl-ppo.component" . -}}\n'), template

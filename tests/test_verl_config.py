@@ -14,6 +14,8 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from generator import verlconfig
+from generator.algorithms import algorithms
+from generator.verlversions import by_version
 from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
@@ -22,7 +24,8 @@ from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 # tier 7's stand-in driver on the real node, which runs no veRL).
 VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
                 *sorted(p for p in (ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml") if p.name != "realnode-values.yaml")]
-ALGORITHMS = ["ppo", "grpo", "rloo", "reinforce++", "dapo"]
+ALGORITHMS = algorithms()
+VERSIONS = by_version()
 
 
 def ppo_job_values(path: Path | None) -> dict:
@@ -56,12 +59,6 @@ def compose_with_verl(version: str, overrides: list[str]):
     if not config_dir.exists():
         pytest.fail(f"{config_dir} missing: run lab/scripts/setup.sh")
     return verlconfig.compose(config_dir, overrides)
-
-
-def test_supported_versions_agree_everywhere():
-    schema = yaml.safe_load((ROOT / "schemas" / "values.schema.yaml").read_text())
-    enum = schema["properties"]["ppo-job"]["properties"]["verlVersion"]["enum"]
-    assert [str(v) for v in enum] == verl_versions()
 
 
 @pytest.mark.parametrize("version, path", SCENARIOS)
@@ -230,34 +227,34 @@ def rendered_keys(words: list[str]) -> set[str]:
 @pytest.mark.parametrize("version", verl_versions())
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm, version):
-    """Each preset where the version's main trainer has it: veRL's estimator, no critic settings unless GAE,
-    reference settings only with a KL term, rollout.n the algorithm's; elsewhere the rulebook names the version."""
+    """Each preset where the version's main trainer has it (files/algorithms.yaml): veRL's estimator, no critic
+    settings unless it trains one, reference settings only with a KL term, the KL where the table puts it,
+    rollout.n the algorithm's, its fixed settings as given; elsewhere the rulebook names the version."""
+    preset = ALGORITHMS[algorithm]
     result = helm_cli.template(helm_binaries()["helm3"], "--set", f"ppo-job.algorithm.name={algorithm}",
                                "--set-string", f"ppo-job.verlVersion={version}")
-    if algorithm == "dapo" and version != "0.9.1":
+    if version not in preset.versions:
         assert result.returncode != 0
-        assert f"ppo-job.algorithm.name=dapo: is not in veRL {version}'s main trainer" in result.output
+        assert f"ppo-job.algorithm.name={algorithm}: is not in veRL {version}'s main trainer" in result.output
         return
     words = rendered_command("--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}")[3:]
     config = compose_with_verl(version, words)
     assert OmegaConf.missing_keys(config) == set()
     algo, actor = config.algorithm, config.actor_rollout_ref.actor
-    expected = {"ppo": ("gae", 1), "grpo": ("grpo", 5), "rloo": ("rloo", 5), "reinforce++": ("reinforce_plus_plus", 4),
-                "dapo": ("grpo", 16)}[algorithm]
-    assert (algo.adv_estimator, config.actor_rollout_ref.rollout.n) == expected
+    assert (algo.adv_estimator, config.actor_rollout_ref.rollout.n) == (preset.estimator, preset.responses_per_prompt)
     keys = rendered_keys(words)
     critic_keys = {key for key in keys if key.startswith("critic.") or key == "trainer.max_critic_ckpt_to_keep"}
-    assert bool(critic_keys) == (algorithm == "ppo"), critic_keys
-    assert ("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" in keys) == (algorithm != "dapo")
-    assert actor.use_kl_loss == (algorithm == "grpo")
-    if algorithm == "grpo":
+    assert bool(critic_keys) == preset.critic, critic_keys
+    assert ("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" in keys) == preset.reference
+    assert actor.use_kl_loss == (preset.kl == "loss")
+    if preset.kl == "loss":
         assert (actor.kl_loss_type, actor.kl_loss_coef) == ("low_var_kl", 0.001)
     if "use_kl_in_reward" in algo:  # 0.3 has no switch: it adds the KL penalty to the reward unless it is in the loss
-        assert algo.use_kl_in_reward == (algorithm in ("rloo", "reinforce++"))
-    if algorithm == "dapo":
-        assert (actor.clip_ratio_low, actor.clip_ratio_high, actor.loss_agg_mode) == (0.2, 0.28, "token-mean")
-        assert algo.filter_groups.enable and config.reward.reward_manager.name == "dapo"
-    if version == "0.9.1":  # its defaults that bite, rendered explicitly
+        assert algo.use_kl_in_reward == (preset.kl == "reward")
+    for override in preset.overrides:
+        key, value = override.split("=", 1)
+        assert str(OmegaConf.select(config, key)).lower() == value.lower(), override
+    if VERSIONS[version].rollout_mode:  # its defaults that bite, rendered explicitly
         assert {"actor_rollout_ref.rollout.mode", "actor_rollout_ref.rollout.tensor_model_parallel_size"} <= keys
 
 
@@ -267,7 +264,7 @@ def test_custom_reward_function_lands_where_the_version_reads_it(version, path):
     words = rendered_command("--set", f"ppo-job.reward.functionPath={path}",
                              "--set", "ppo-job.reward.functionName=score", "--set-string", f"ppo-job.verlVersion={version}")
     config = compose_with_verl(version, words[3:])
-    section = config.reward.custom_reward_function if version == "0.9.1" else config.custom_reward_function
+    section = OmegaConf.select(config, VERSIONS[version].custom_reward_key)
     assert (section.path, section.name) == (path, "score")
 
 

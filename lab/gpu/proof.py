@@ -47,7 +47,9 @@ HEAD_PORT = 6379  # ray start's default GCS port
 MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing": ["bench-micro16"],
          "vllm-smoke": ["vllm-smoke"], "vllm-bench": ["vllm-seed", "vllm-generated"],
          "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["vllm-grpo-0.5b"],
-         "vllm-grpo-tiny": ["grpo"]}
+         "vllm-grpo-tiny": ["grpo"],
+         # veRL 0.9.1's trainer settings for the rollout's wait and overlap, each against vllm-generated.
+         "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
 MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
 # Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).
@@ -58,6 +60,9 @@ COMPARISONS = {
     "generated_vs_seed": ("bench-seed", "bench-generated"),
     "vllm_generated_vs_seed": ("vllm-seed", "vllm-generated"),
     "vllm_rollout_memory_generated_vs_0.7": ("vllm-generated-mem07", "vllm-generated"),
+    "vllm_quick_poll_vs_2s": ("vllm-generated-poll2s", "vllm-generated"),
+    "vllm_v1_quick_poll_vs_legacy_trainer": ("vllm-generated-v0", "vllm-generated"),
+    "vllm_colocate_async_vs_sync": ("vllm-generated", "vllm-generated-colocate-async"),
 }
 TRAIN_ROWS, TEST_ROWS = 512, 64
 STEP_LINE = re.compile(r"step:(\d+) - (.*)")
@@ -133,6 +138,9 @@ def prepare_inputs(runs: list[dict]) -> dict[str, float]:
                               "--train-file", f"{mount}/data/gsm8k/train.parquet",
                               "--val-file", f"{mount}/data/gsm8k/test.parquet"], check=True)
     timings["data_s"] = round(time.time() - start, 1)
+    # The replay buffer the chart ships, where the runs that name it (trainer.v1.sampler) look for it.
+    Path(render_jobs.SAMPLER_PATH).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(BUNDLE / render_jobs.SAMPLER_FILE.name, render_jobs.SAMPLER_PATH)
     for size, target in sorted({(run["model_size"], run["model_path"]) for run in runs}):
         start = time.time()
         built = WORK / "built" / size
@@ -296,12 +304,27 @@ def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) ->
     }
 
 
-def rollout_figures(entrypoint: str, summary: dict) -> dict:
-    """Generated tokens per second of the rollout phase: the batch's responses over timing_s/gen."""
-    batch = next((int(word.split("=", 1)[1]) for word in entrypoint.split("'") if word.startswith("data.train_batch_size=")), None)
+def rollout_figures(entrypoint: str, summary: dict, floor: dict | None) -> dict:
+    """Generated tokens per second of the rollout phase (the batch's responses over timing_s/gen), and the
+    rollout's time over vLLM's own for the same batch (lab/gpu/generation_floor.py), where it was measured."""
+    settings = render_jobs.overrides(entrypoint)
+    rows = int(settings["data.train_batch_size"]) * int(settings.get("actor_rollout_ref.rollout.n", 1))
     gen, length = summary["timing_s"].get("gen"), summary.get("response_length_mean")
-    return {"rollout_rows": batch, "rollout_tokens_per_second": round(batch * length / gen, 1)
-            if batch and gen and length else None}
+    same_batch = floor and floor["prompts"] * floor["samples_per_prompt"] == rows
+    return {"rollout_rows": rows, "rollout_tokens_per_second": round(rows * length / gen, 1) if gen and length else None,
+            "rollout_over_floor": round(gen / floor["floor_s"], 2) if gen and same_batch else None}
+
+
+def generation_floor(run: dict, out: Path) -> dict | None:
+    """vLLM's own time for the run's rollout batch, in a process of its own before Ray takes the GPU."""
+    path = out / "generation-floor.json"
+    say(f"generation floor: vLLM alone on {run['run']}'s batch")
+    try:
+        done = subprocess.run([sys.executable, str(HERE / "generation_floor.py"), run["folder"], str(path)],
+                              timeout=150).returncode == 0
+    except subprocess.TimeoutExpired:
+        done = False
+    return json.loads(path.read_text()) if done and path.exists() else None
 
 
 def pod_environment(run: dict, folder: Path) -> dict[str, str]:
@@ -318,7 +341,8 @@ def pod_environment(run: dict, folder: Path) -> dict[str, str]:
     return env
 
 
-def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint: bool = True) -> dict:
+def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint: bool = True,
+            floor: dict | None = None) -> dict:
     """Runs the chart's submitter with the chart's Job environment, pointed at the local head."""
     folder = Path(run["folder"])
     spec = json.loads((folder / "job.json").read_text())
@@ -362,7 +386,7 @@ def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint
         result["mfu_peak_tflops"] = {"datasheet": H200_BF16_DENSE_TFLOPS, "measured_matmul": measured}
         result["phase_mfu"] = phase_mfu(result["timing_s"], result["tokens_per_step"], result["matmul_params"],
                                         H200_BF16_DENSE_TFLOPS)
-    result.update(rollout_figures(spec["entrypoint"], result))
+    result.update(rollout_figures(spec["entrypoint"], result, floor))
     if not keep_checkpoint and Path(run["checkpoint_dir"]).is_dir():
         # A 0.5B checkpoint is about 12 GB; the GPU machine's disk holds a few. Listed above, then dropped.
         shutil.rmtree(run["checkpoint_dir"])
@@ -419,6 +443,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=480, help="seconds one run may take")
     parser.add_argument("--drop-checkpoints", action="store_true",
                         help="list, then delete each run's checkpoint (the disk holds only a few 0.5B ones)")
+    parser.add_argument("--floor", action="store_true", help="first measure vLLM's own time for the first run's "
+                        "rollout batch (lab/gpu/generation_floor.py): the generation floor")
     parser.add_argument("--nodes", type=int, nargs="+", help="Ray nodes to split the machine's GPUs over, one "
                         "cluster after the other (the mode's layouts by default; two-node: 2 then 1)")
     args = parser.parse_args()
@@ -437,6 +463,9 @@ def main() -> int:
         capture_output=True, text=True).stdout.strip().splitlines())
     report["prepare"] = prepare_inputs(plan[0][1])
     say(f"inputs ready: {report['prepare']}")
+    if args.floor:
+        report["generation_floor"] = generation_floor(plan[0][1][0], args.out)
+    floor = report.get("generation_floor")
     failed = False
     for nodes, runs in plan:
         with RayHead(gpus // nodes, nodes) as head:
@@ -444,16 +473,19 @@ def main() -> int:
                 # Layouts share release names and so checkpoint directories: resume_mode=auto would resume one
                 # layout's run from another's checkpoint, so with several layouts each is listed, then dropped.
                 keep = not args.drop_checkpoints and len(layouts) == 1
-                result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep)
+                result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep, floor=floor)
                 report["runs"][run_key(run, len(layouts))] = result
                 report["comparison"] = comparisons(report["runs"])
                 results_path.write_text(json.dumps(report, indent=2) + "\n")
-                saves = "trainer.save_freq=-1" not in result["entrypoint"].split()  # the bench's runs do not
+                # The bench's runs save no checkpoint (trainer.save_freq=-1): none is owed.
+                saves = render_jobs.overrides(result["entrypoint"]).get("trainer.save_freq") != "-1"
                 failed |= result["exit_code"] != 0 or (saves and result["checkpoint_step"] != str(run["steps"]))
     print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
-                                                   "rollout_tokens_per_second", "timing_s", "torch_max_allocated_gib",
+                                                   "rollout_tokens_per_second", "rollout_over_floor", "timing_s",
+                                                   "phase_mfu", "torch_max_allocated_gib",
                                                    "nvidia_smi_peak_mib", "checkpoint_step")}
-                      for name, r in report["runs"].items()} | {"comparison": report.get("comparison")}, indent=1))
+                      for name, r in report["runs"].items()} | {"generation_floor": report.get("generation_floor"),
+                                                                "comparison": report.get("comparison")}, indent=1))
     return 1 if failed else 0
 
 

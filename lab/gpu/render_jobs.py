@@ -40,15 +40,17 @@ PROFILES = {
     "vllm": {"ppo-job.verlVersion": "0.9.1", "global.rolloutMetrics.enabled": "false"},
 }
 # What the GPU machine lacks, made up for in every run of a profile alike (the seed's and the generated one).
-# flash-attn has no wheel for the machine's torch: lab/gpu/shim runs flash_attention_2 requests on SDPA, which
-# has no variable-length kernel, so rows packed by use_remove_padding (veRL 0.9.1's default) would attend to
-# each other across the pack (and cost 64.5 instead of 1.0 ms a layer at 32,718 tokens): padded rows instead.
-# The images the chart runs have flash-attn, where packing is right and veRL's default stays.
-LAB_OVERRIDES = {
-    "hf": (),
-    "vllm": ("actor_rollout_ref.model.use_remove_padding=false",),
-}
-LAB_CRITIC_OVERRIDES = {"hf": (), "vllm": ("critic.model.use_remove_padding=false",)}
+# flash-attn has no wheel for the machine's torch: lab/gpu/shim serves its two entry points from PyTorch's own
+# flash kernels (variable-length included), so veRL's packed rows (use_remove_padding, the chart's default) run
+# as on the images, checked against per-sequence SDPA by lab/gpu/machine_check.py before any run.
+LAB_OVERRIDES: dict[str, tuple[str, ...]] = {"hf": (), "vllm": ()}
+LAB_CRITIC_OVERRIDES: dict[str, tuple[str, ...]] = {"hf": (), "vllm": ()}
+# The replay buffer that looks for finished samples every 50 ms (the chart's files/replay_buffer.py) where the
+# runs find it: the proof copies it onto the machine's "volume" before the runs.
+SAMPLER_FILE = ROOT / "charts/verl-ppo/charts/ppo-job/files/replay_buffer.py"
+SAMPLER_PATH = f"{MOUNT_PATH}/verl-ppo/replay_buffer.py"
+QUICK_POLL_ARGS = (f"trainer.v1.sampler.custom_sampler.path={SAMPLER_PATH}",
+                   "trainer.v1.sampler.custom_sampler.name=quick_poll_replay_buffer")
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,8 @@ class Run:
 # (the chart's values saveFreq/testFreq, and veRL 0.9.1's validation before training), 4 steps so that 2
 # and 3 are steady (the first warms up, the last ends the run).
 BENCH_SETTINGS = (("ppo-job.trainer.saveFreq", "-1"), ("ppo-job.trainer.testFreq", "-1"))
-BENCH_ARGS = ("trainer.val_before_train=false",)
+BENCH_ARGS_DEFAULT_POLL = ("trainer.val_before_train=false",)
+BENCH_ARGS = BENCH_ARGS_DEFAULT_POLL + QUICK_POLL_ARGS
 
 
 RUNS = {
@@ -87,6 +90,16 @@ RUNS = {
     "vllm-seed": Run("values/seed-2gpu.yaml", "vllm-seed", "qwen2.5-0.5b", 4, BENCH_SETTINGS, "vllm", BENCH_ARGS),
     "vllm-generated": Run("values/h200-141g-x8.yaml", "vllm-generated", "qwen2.5-0.5b", 4, BENCH_SETTINGS, "vllm",
                           BENCH_ARGS),
+    # veRL 0.9.1's trainer settings for the rollout's wait (issue 34): the default trainer polling every 2 s
+    # (the two runs above look every 50 ms), and the legacy trainer (use_v1=false), which waits on the rollout.
+    "vllm-generated-poll2s": Run("values/h200-141g-x8.yaml", "vllm-generated-poll2s", "qwen2.5-0.5b", 4,
+                                 BENCH_SETTINGS, "vllm", BENCH_ARGS_DEFAULT_POLL),
+    "vllm-generated-v0": Run("values/h200-141g-x8.yaml", "vllm-generated-v0", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
+                             "vllm", BENCH_ARGS_DEFAULT_POLL + ("trainer.use_v1=false",)),
+    # Rollout overlapped with training, one step off-policy (trainer.v1.trainer_mode=colocate_async).
+    "vllm-generated-colocate-async": Run("values/h200-141g-x8.yaml", "vllm-generated-colocate-async",
+                                         "qwen2.5-0.5b", 4, BENCH_SETTINGS, "vllm",
+                                         BENCH_ARGS + ("trainer.v1.trainer_mode=colocate_async",)),
     "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
         ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
     # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
@@ -102,6 +115,11 @@ RUNS = {
     "vllm-grpo-0.5b": Run("values/h200-141g-x8.yaml", "grpo-0-5b", "qwen2.5-0.5b", 3, (
         ("ppo-job.algorithm.name", '"grpo"'), ("ppo-job.trainer.testFreq", "-1")), "vllm", BENCH_ARGS),
 }
+
+
+def overrides(entrypoint: str) -> dict[str, str]:
+    """A rendered entrypoint's Hydra overrides, key to value (the shell words after the module)."""
+    return dict(word.split("=", 1) for word in shlex.split(entrypoint) if "=" in word and not word.startswith("-"))
 
 
 def model_path(size: str) -> str:
@@ -219,8 +237,9 @@ def main() -> None:
             for name, run in RUNS.items():
                 render(args.chart_root.resolve(), name, run, gpus // nodes,
                        bundle / "jobs" / run_folder(name, gpus // nodes, nodes), nodes)
-    # The preparation program the chart ships, next to the runs it feeds.
+    # The preparation program and the replay buffer the chart ships, next to the runs they serve.
     shutil.copy(args.chart_root / "charts/verl-ppo/charts/ppo-job/files/prepare.py", bundle / "prepare.py")
+    shutil.copy(args.chart_root / SAMPLER_FILE.relative_to(ROOT), bundle / SAMPLER_FILE.name)
 
 
 if __name__ == "__main__":

@@ -87,15 +87,19 @@ schemas_build() {
 # later; tier 3 and `generator check` read their declared types): files of its wheel (no dependencies).
 # The stamp names what was copied, so a cache from an older recipe is refreshed.
 verl_parts="verl/trainer/config verl/workers/config"
+# The supported versions: ppo-job's files/verl-versions.yaml, read by the generator (the venv has its PyYAML).
+verl_versions() { "$venv_python" -m generator.verlversions; }
 verl_config_ready() {
-  local version
-  for version in $VERL_VERSIONS; do
+  local version versions
+  versions=$(verl_versions) || return 1
+  for version in $versions; do
     [ "$(cat "$cache/verl-config/$version/.copied" 2>/dev/null)" = "$verl_parts" ] || return 1
   done
 }
 verl_config_build() {
-  local version dest tmp part
-  for version in $VERL_VERSIONS; do
+  local version dest tmp part versions
+  versions=$(verl_versions)
+  for version in $versions; do
     dest="$cache/verl-config/$version"
     [ "$(cat "$dest/.copied" 2>/dev/null)" = "$verl_parts" ] && continue
     tmp=$(mktemp -d)
@@ -182,7 +186,7 @@ add_step venv "Python packages of requirements.txt and requirements-test.txt int
 add_step helm3 "helm $HELM3_VERSION from its Go module" helm3_ready helm3_build
 add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
-add_step verl-config "veRL config of $VERL_VERSIONS" verl_config_ready verl_config_build
+add_step verl-config "veRL config of every supported version (ppo-job's files/verl-versions.yaml)" verl_config_ready verl_config_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build
 add_step redis "redis-server ${REDIS_DEBS%% *} (Debian, unpacked)" redis_ready redis_build
 add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build

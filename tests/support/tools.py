@@ -7,6 +7,7 @@ from pathlib import Path
 from generator.paths import ROOT, tool_cache as cache_dir  # noqa: F401
 from lab.pins import pinned_versions as versions, prometheus_dir  # noqa: F401
 from generator.verlconfig import cached_config_dir
+from generator.verlversions import version_names
 
 
 def helm_binaries() -> dict[str, Path]:
@@ -29,7 +30,8 @@ def crd_files() -> list[Path]:
 
 
 def verl_versions() -> list[str]:
-    return versions()["VERL_VERSIONS"].split()
+    """The supported veRL versions (ppo-job's files/verl-versions.yaml), whose configs setup fetches."""
+    return version_names()
 
 
 def verl_config_dir(version: str) -> Path:

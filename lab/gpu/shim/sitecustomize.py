@@ -3,9 +3,13 @@
 flash-attn has no wheel for the GPU machine's torch and cannot be built within one command there. Two
 stand-ins, each applied when its module is first imported (nothing is imported eagerly); every Python
 process that Ray starts imports this file, because lab/gpu/install.sh puts this folder on PYTHONPATH:
-- transformers.modeling_utils: models that veRL asks for with attn_implementation="flash_attention_2" run
-  on PyTorch SDPA instead (transformers 4: _check_and_enable_flash_attn_2; 5:
-  _check_and_adjust_attn_implementation).
+- transformers 4 (veRL 0.3's HF profile): models that veRL asks for with attn_implementation="flash_attention_2"
+  run on PyTorch SDPA instead (_check_and_enable_flash_attn_2); veRL 0.3 leaves packed rows off.
+- transformers 5 (veRL 0.9.1): flash_attention_2 stays the implementation, and transformers' own flash path
+  (unpadding, packed rows found from position_ids) calls flash-attn's two entry points, which stand on
+  PyTorch's own flash kernels (aten._flash_attention_forward/_backward take cumulative sequence lengths, as
+  flash-attn's varlen function does): so veRL's packed rows (use_remove_padding, its default) attend within
+  each sequence only, at flash-attn's cost. lab/gpu/machine_check.py compares them with per-sequence SDPA.
 - verl.utils.torch_functional (veRL 0.9.1): with flash-attn, veRL's logprobs_from_logits uses its fused
   cross entropy (one pass over the vocabulary a row, log-sum-exp kept for the backward pass); without it,
   veRL falls back to logprobs_from_logits_v2, one log_softmax per row, and a packed micro batch has one row
@@ -24,9 +28,10 @@ import sys
 CHUNK_ROWS = 2048  # rows of fp32 logits in flight: 2048 x 151,936 x 4 bytes = 1.2 GB
 
 
-def _use_sdpa_for_flash_attention(modeling_utils) -> None:
+def _flash_attention_without_flash_attn(modeling_utils) -> None:
     model = modeling_utils.PreTrainedModel
-    if hasattr(model, "_check_and_enable_flash_attn_2"):  # transformers 4
+    # transformers 5 keeps _check_and_enable_flash_attn_2 beside the newer check: test for the newer one.
+    if not hasattr(model, "_check_and_adjust_attn_implementation"):  # transformers 4
         def check_and_enable_flash_attn_2(cls, config, *args, **kwargs):
             config._attn_implementation = "sdpa"
             return config
@@ -36,11 +41,70 @@ def _use_sdpa_for_flash_attention(modeling_utils) -> None:
     adjust = model._check_and_adjust_attn_implementation  # transformers 5
 
     def check_and_adjust_attn_implementation(self, attn_implementation, *args, **kwargs):
-        if attn_implementation == "flash_attention_2":
-            attn_implementation = "sdpa"
+        if attn_implementation == "flash_attention_2":  # flash-attn's availability check would refuse it
+            from transformers.modeling_flash_attention_utils import lazy_import_flash_attention
+
+            lazy_import_flash_attention(attn_implementation)
+            return attn_implementation
         return adjust(self, attn_implementation, *args, **kwargs)
 
     model._check_and_adjust_attn_implementation = check_and_adjust_attn_implementation
+
+
+def flash_attention_functions():
+    """flash-attn's flash_attn_func and flash_attn_varlen_func, on PyTorch's kernels (imports torch when called).
+    Layouts as flash-attn's: (batch, seq, heads, dim) and (tokens, heads, dim); grouped KV heads as they come."""
+    import torch
+    import torch.nn.functional as F
+
+    class VarlenAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, cu_q, cu_k, max_q, max_k, causal, scale):
+            out, lse, rng_state, unused, _ = torch.ops.aten._flash_attention_forward(
+                q, k, v, cu_q, cu_k, max_q, max_k, 0.0, causal, False, scale=scale)
+            ctx.save_for_backward(q, k, v, out, lse, cu_q, cu_k, rng_state, unused)
+            ctx.options = (max_q, max_k, causal, scale)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            q, k, v, out, lse, cu_q, cu_k, rng_state, unused = ctx.saved_tensors
+            max_q, max_k, causal, scale = ctx.options
+            dq, dk, dv = torch.ops.aten._flash_attention_backward(
+                grad.contiguous(), q, k, v, out, lse, cu_q, cu_k, max_q, max_k, 0.0, causal, rng_state, unused,
+                scale=scale)
+            return dq, dk, dv, None, None, None, None, None, None
+
+    def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
+                               softmax_scale=None, causal=False):
+        if dropout_p:
+            raise NotImplementedError("the GPU proof's flash-attn stand-in has no dropout")
+        return VarlenAttention.apply(q.contiguous(), k.contiguous(), v.contiguous(), cu_seqlens_q.to(torch.int32),
+                                     cu_seqlens_k.to(torch.int32), int(max_seqlen_q), int(max_seqlen_k), bool(causal),
+                                     softmax_scale)
+
+    def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False):
+        # Unpadded rows of equal length (training: queries and keys alike, so top-left causal is flash-attn's).
+        out = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                             dropout_p=dropout_p, is_causal=causal, scale=softmax_scale,
+                                             enable_gqa=k.shape[2] != q.shape[2])
+        return out.transpose(1, 2)
+
+    return flash_attn_func, flash_attn_varlen_func
+
+
+def _flash_attention_on_torch_kernels(flash_utils) -> None:
+    if not hasattr(flash_utils, "_lazy_imports"):  # transformers 4: SDPA instead (above)
+        return
+    lazy_imports = flash_utils._lazy_imports
+
+    def lazy_imports_on_torch(implementation, *args, **kwargs):
+        if implementation != "flash_attention_2":
+            return lazy_imports(implementation, *args, **kwargs)
+        flash_fn, varlen_fn = flash_attention_functions()
+        return flash_fn, varlen_fn, None, flash_utils._pad_input, flash_utils._unpad_input
+
+    flash_utils._lazy_imports = lazy_imports_on_torch
 
 
 def label_log_probs_function():
@@ -83,7 +147,8 @@ def _use_batched_log_probs(torch_functional) -> None:
 
 
 _PATCHES = {
-    "transformers.modeling_utils": _use_sdpa_for_flash_attention,
+    "transformers.modeling_flash_attention_utils": _flash_attention_on_torch_kernels,
+    "transformers.modeling_utils": _flash_attention_without_flash_attn,
     "verl.utils.torch_functional": _use_batched_log_probs,
 }
 

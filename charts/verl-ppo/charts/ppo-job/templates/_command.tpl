@@ -2,22 +2,9 @@
 The veRL command, rendered from values as plain key=value Hydra overrides (never ++key: it hides typos).
 */}}
 
-{{/* What differs between the supported veRL versions (JSON): where the critic's FSDP settings live;
-     whether the reward model's rollout engine is a mandatory value (??? since 0.9); whether
-     algorithm.use_kl_in_reward exists (0.3 always adds the KL penalty to the reward unless the KL is in
-     the loss); the rollout mode to render (0.9 accepts only async, its default, and says so explicitly
-     here); where the custom reward function is set; the rollout engines its workers build; whether its
-     HF rollout samples rollout.n responses per prompt (0.3's generates one); whether its async rollout
-     servers can record Prometheus metrics (rollout.prometheus, since 0.9). */}}
-{{- define "ppo-job.verlFacts" -}}
-{{- $byVersion := dict
-  "0.3.0.post1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" false
-    "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" false)
-  "0.4.1" (dict "criticFsdpKey" "critic.model.fsdp_config" "rewardRolloutName" false "klInRewardKey" true
-    "rolloutMode" "" "customRewardKey" "custom_reward_function" "rolloutNames" (list "vllm" "sglang" "hf") "hfSamplesN" true)
-  "0.9.1" (dict "criticFsdpKey" "critic.fsdp" "rewardRolloutName" true "klInRewardKey" true "rolloutMode" "async"
-    "customRewardKey" "reward.custom_reward_function" "rolloutNames" (list "vllm" "sglang") "hfSamplesN" true "rolloutMetrics" true) -}}
-{{- get $byVersion (toString .Values.verlVersion) | default dict | toJson -}}
+{{/* The start of a plain key=value override (files/hydra.yaml, which generator check reads too), a regular expression. */}}
+{{- define "ppo-job.overridePattern" -}}
+{{- (.Files.Get "files/hydra.yaml" | fromYaml).overridePattern -}}
 {{- end -}}
 
 {{/* The overrides as a JSON list of "key=value" strings. */}}

@@ -171,7 +171,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- define "ppo-job.rules.verlVersion" -}}
 {{- if eq (include "ppo-job.verlFacts" .) "{}" -}}
 {{- $problem := "is not a supported veRL version" -}}
-{{- $fix := "--set ppo-job.verlVersion=0.3.0.post1, 0.4.1 or 0.9.1" -}}
+{{- $fix := printf "--set ppo-job.verlVersion=%s" (include "ppo-job.verlVersionChoices" .) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" .Values.verlVersion "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
@@ -230,7 +230,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- if and $facts (has .Values.rollout.name $facts.rolloutNames) (eq .Values.rollout.name "hf") (gt $n 1) (not $facts.hfSamplesN) -}}
 {{- $problem := cat (printf "is ignored by veRL %s's HF rollout, which samples one response per prompt:" (toString .Values.verlVersion))
   (printf "the first step would fail joining %d-fold prompts with single responses" $n) -}}
-{{- $fix := "--set ppo-job.rollout.name=vllm, or --set ppo-job.verlVersion=0.4.1" -}}
+{{- $sampling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "hfSamplesN" "engine" "hf") -}}
+{{- $fix := printf "--set ppo-job.rollout.name=vllm, or --set ppo-job.verlVersion=%s" $sampling -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.responsesPerPrompt" "value" $n "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
@@ -244,7 +245,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $_ := set $rendered (regexReplaceAll "=.*$" . "") true -}}
 {{- end -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- $override := regexMatch "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)*=" $arg -}}
+{{- $override := regexMatch (include "ppo-job.overridePattern" $) $arg -}}
 {{- $key := regexReplaceAll "=.*$" $arg "" -}}
 {{- $item := dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "arg" $arg "key" $key
   "override" $override "rendered" (hasKey $rendered $key) -}}

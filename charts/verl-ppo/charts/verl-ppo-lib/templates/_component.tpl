@@ -8,3 +8,11 @@
 {{- fail (cat $problem $fix) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The release's components, as a JSON list: the umbrella's dependencies that `<name>.enabled` switches (its
+     Chart.yaml, the one list of them; the generator reads it too). Call with the umbrella's context. */}}
+{{- define "verl-ppo.components" -}}
+{{- $names := list -}}
+{{- range .Chart.Dependencies }}{{ if .Condition }}{{ $names = append $names .Name }}{{ end }}{{ end -}}
+{{- toJson $names -}}
+{{- end -}}

@@ -12,7 +12,7 @@ then the one verl-ppo.rule call that records them.
 */}}
 {{- define "verl-ppo.validate" -}}
 {{- $present := dict -}}
-{{- range $name := list "storage" "raycluster" "ppo-job" "observability" -}}
+{{- range $name := include "verl-ppo.components" . | fromJsonArray -}}
 {{- $section := index $.Values $name -}}
 {{- if $section.enabled -}}
 {{- $_ := set $present $name (set (deepCopy $section) "global" $.Values.global) -}}
