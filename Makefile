@@ -35,13 +35,14 @@ docs: venv  ## (maintainers) regenerate every chart's README.md from its values.
 contract: schema docs  ## (maintainers) everything generated from schemas/ and the values files
 
 dashboards: venv  ## (maintainers) regenerate the Grafana dashboards (observability/dashboards/): Ray's from the pinned Ray, the rollout one
-	$(PYTHON) -m generator dashboards
+	$(PYTHON) -m lab.dashboards
 
 check: venv helm  ## validate every values file
 	$(PYTHON) -m generator check values/*.yaml
 
-lint: helm  ## helm lint --strict the umbrella chart
+lint: venv helm  ## helm lint --strict the umbrella chart; ruff over the Python of generator, lab and tests (pyproject.toml)
 	$(HELM) lint --strict charts/verl-ppo
+	$(PYTHON) -m ruff check
 
 demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
 	$(PYTHON) -m generator check values/*.yaml

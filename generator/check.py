@@ -70,7 +70,8 @@ def verl_config_findings(job: dict[str, Any]) -> tuple[list[Finding], list[str]]
     for index, arg in enumerate(extra_args):
         why = verlconfig.rejected_override(directory, arg) if isinstance(arg, str) and OVERRIDE.match(arg) else None
         if why:
-            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg, f"is rejected by veRL {version}'s config: {why}",
+            findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg,
+                                    f"is rejected by veRL {version}'s config: {why}",
                                     "fix the key (see veRL's trainer/config/ppo_trainer.yaml)"))
     return findings, []
 

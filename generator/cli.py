@@ -1,7 +1,7 @@
 """Command line of the generator: `python -m generator <command>`.
 
 For users: shapes, render, check, discover. For maintainers (they write files of this repository):
-schema, docs, dashboards, summarize.
+schema, docs, summarize.
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ import yaml
 from generator import paths
 from generator.algorithms import algorithms
 from generator.catalog import DEFAULT_MODEL, load_catalog
-from generator import dashboards, rolloutdashboard
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.docstables import doc_tables
-from generator.chartvalues import chart_values
 from generator.helm import HelmInputs, HelmMissing
 from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
                               verl_version_for, write)
@@ -57,9 +55,12 @@ def cmd_render(args: argparse.Namespace) -> int:
         shape = catalog.shapes[name]
         run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share,
                       verl_version_for(catalog.verl, shape, algorithm))
-        outputs[args.output / values_file_name(shape, algorithm)] = render_shape(shape, model, run, algorithm, catalog.verl)
-    for file_name, text in platform_overlays().items():
-        outputs[args.output / "platforms" / file_name] = text
+        text = render_shape(shape, model, run, algorithm, catalog.verl)
+        outputs[args.output / values_file_name(shape, algorithm)] = text
+    if args.output.resolve() != paths.VALUES_DIR.resolve():
+        # The platform overlays live in values/platforms/; values rendered elsewhere get copies beside them.
+        for file_name, text in platform_overlays().items():
+            outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():
         print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
     return 0
@@ -76,8 +77,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"{label}: cannot read {', '.join(unreadable)}")
             failed += 1
             continue
-        inputs = HelmInputs(tuple(stack), tuple(args.set or ()), tuple(args.set_string or ()), tuple(args.set_json or ()),
-                            args.release_name, args.namespace)
+        inputs = HelmInputs(tuple(stack), tuple(args.set or ()), tuple(args.set_string or ()),
+                            tuple(args.set_json or ()), args.release_name, args.namespace)
         try:
             verdict = check(args.chart.resolve(), inputs)
         except HelmMissing as missing:
@@ -142,21 +143,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return write_or_check({**readmes(), **doc_tables()}, args.check, "python -m generator docs")
 
 
-def cmd_dashboards(args: argparse.Namespace) -> int:
-    generated = {**dashboards.generate(), **rolloutdashboard.generate()}
-    if args.check:
-        stale = [name for name, text in generated.items()
-                 if not dashboards.dashboard_path(name).exists() or dashboards.dashboard_path(name).read_text() != text]
-        for name in stale:
-            source = "generator/rolloutdashboard.py" if name == rolloutdashboard.NAME else "Ray's generator"
-            print(f"{dashboards.dashboard_path(name)} differs from {source}: run python -m generator dashboards")
-        return 1 if stale else 0
-    for name, text in generated.items():
-        path = dashboards.dashboard_path(name)
-        print(f"{'wrote' if write(path, text) else 'unchanged'} {path} ({len(text.encode()) // 1024} KiB)")
-    return 0
-
-
 def cmd_summarize(args: argparse.Namespace) -> int:
     print(summarize(yaml.safe_load_all(sys.stdin)))
     return 0
@@ -177,7 +163,7 @@ def parser() -> argparse.ArgumentParser:
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
 
-    render = sub.add_parser("render", help="(users) write values/<shape>.yaml and the platform overlays")
+    render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
     render.add_argument("--model", default=DEFAULT_MODEL)
     render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
@@ -205,7 +191,8 @@ def parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     found = sub.add_parser("discover", help="(users) catalog entries for a cluster's GPU node types (Kubernetes API)")
-    found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its service account)")
+    found.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod: its "
+                       "service account)")
     found.add_argument("--gpu-memory-gib", action="append", type=gpu_memory_item, metavar="LABEL_VALUE=GIB",
                        help="GiB of one GPU for a node type whose labels do not say it")
     found.add_argument("--output", type=Path, help="catalog file to write (default: print)")
@@ -219,10 +206,6 @@ def parser() -> argparse.ArgumentParser:
                           "the docs' tables from the chart's tables and the catalog")
     _drift_option(docs)
     docs.set_defaults(func=cmd_docs)
-
-    board = sub.add_parser("dashboards", help="(maintainers) write Ray's Grafana dashboards and the rollout one (observability/dashboards/*.json)")
-    _drift_option(board)
-    board.set_defaults(func=cmd_dashboards)
 
     summary = sub.add_parser("summarize", help="(maintainers) summarize `helm template` output read from stdin")
     summary.set_defaults(func=cmd_summarize)

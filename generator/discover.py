@@ -117,8 +117,8 @@ def shape_entry(key: tuple[str, str, int], nodes: list[NodeFacts], known: Catalo
                         "memory": _memory(min(n.memory_bytes for n in nodes))},
         "defaultNodes": len(nodes),
         "nodeLabels": node_labels,
-        "taints": [dict(zip(("key", "value", "effect"), taint)) if taint[1] else {"key": taint[0], "effect": taint[2]}
-                   for taint in sorted(taint_sets.pop())],
+        "taints": [dict(zip(("key", "value", "effect"), taint, strict=True)) if taint[1]
+                   else {"key": taint[0], "effect": taint[2]} for taint in sorted(taint_sets.pop())],
         "rdma": all(node.rdma for node in nodes),
         "documented": True,
         "source": f"Discovered {today} from {len(nodes)} node(s) through the Kubernetes API: {', '.join(names[:8])}"
@@ -159,6 +159,7 @@ def read_nodes(kubeconfig: str | None) -> list[Any]:
     except (ConfigException, OSError) as error:
         raise DiscoveryError(f"no cluster to read: {error}; pass --kubeconfig or set KUBECONFIG") from error
     except ApiException as error:
-        raise DiscoveryError(f"listing nodes failed: {error.status} {error.reason} (needs get/list on nodes)") from error
+        raise DiscoveryError(f"listing nodes failed: {error.status} {error.reason} "
+                             "(needs get/list on nodes)") from error
     except HTTPError as error:
         raise DiscoveryError(f"cannot reach the API server: {error}") from error

@@ -129,7 +129,7 @@ def with_tables(text: str, doc: Path, tables: dict) -> str:
             raise ValueError(f"{doc}: no <!-- generated: {name} ... --> ... <!-- end: {name} --> markers for a table")
         written = (f"<!-- generated: {name} by `python -m generator docs` from {source}: edit that, not this "
                    f"table -->\n{table()}\n<!-- end: {name} -->")
-        text = block.sub(lambda _: written, text)
+        text = block.sub(lambda _, written=written: written, text)
     return text
 
 

@@ -91,7 +91,8 @@ def _values_only_copy(chart: Path) -> Path:
     """A copy of the chart whose only template prints .Values: no rule runs, no schema is applied, so
     even a values file the chart rejects can be read back as Helm merged it."""
     copy = scratch_dir("verl-ppo-values-") / chart.name
-    shutil.copytree(chart, copy, ignore=shutil.ignore_patterns("templates", "values.schema.json", "dashboards", "files"))
+    skipped = shutil.ignore_patterns("templates", "values.schema.json", "dashboards", "files")
+    shutil.copytree(chart, copy, ignore=skipped)
     (copy / "templates").mkdir()
     (copy / "templates" / "values.json").write_text(_DUMP_TEMPLATE)
     return copy

@@ -8,13 +8,13 @@ CHART = ROOT / "charts" / "verl-ppo"
 CHART_VALUES = CHART / "values.yaml"
 CHART_SCHEMA = CHART / "values.schema.json"
 LIBRARY = "verl-ppo-lib"
-DASHBOARDS = CHART / "charts" / "observability" / "dashboards"
 VALUES_SCHEMA = ROOT / "schemas" / "values.schema.yaml"
 CATALOG_SCHEMA = ROOT / "schemas" / "gpu-catalog.schema.yaml"
 CATALOG = Path(__file__).resolve().parent / "catalog.yaml"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-PLATFORMS = Path(__file__).resolve().parent / "platforms"
 VALUES_DIR = ROOT / "values"
+# Platform overlays (plain files: nothing in them varies), stacked on a shape's values file.
+PLATFORMS = VALUES_DIR / "platforms"
 README = ROOT / "README.md"
 
 

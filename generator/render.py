@@ -1,15 +1,16 @@
-"""Writes values/<shape>.yaml for each GPU node type through jinja2, and copies the platform overlays."""
+"""Writes values/<shape>.yaml for each GPU node type through jinja2; reads the platform overlays to copy."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import jinja2
+import yaml
 
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import Catalog, GpuShape, ModelProfile, VerlRelease
-from generator.chartvalues import chart_values
 from generator.sizing import RESOURCE_SHARE, RunShape, Sizing, size
 
 # GPU node pools are commonly tainted with the GPU resource name; tolerating an absent taint is harmless.
@@ -32,8 +33,14 @@ def tolerations(shape: GpuShape) -> list[dict[str, str]]:
     return [GPU_TOLERATION] + [t for t in from_taints if t["key"] != GPU_TOLERATION["key"]]
 
 
+def component_defaults(name: str) -> dict[str, Any]:
+    """A component's own values.yaml: its defaults, which the umbrella's values.yaml leaves as they are (its
+    section of each component sets only `enabled`)."""
+    return yaml.safe_load((paths.subchart_dir(name) / "values.yaml").read_text())
+
+
 def default_verl_version() -> str:
-    return str(chart_values()["ppo-job"]["verlVersion"])
+    return str(component_defaults("ppo-job")["verlVersion"])
 
 
 def verl_version_for(release: VerlRelease, shape: GpuShape, algorithm: Algorithm) -> str:
@@ -75,7 +82,7 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm:
     version = run.verl_version if run.verl_version != default_verl_version() else ""
     image = release if release and version and version == release.version else None
     # The catalog's release (veRL 0.9.1) serves its async rollout's metrics: on, with their dashboard beside Ray's.
-    dashboards = chart_values()["observability"]["dashboards"]["include"] + ["rollout"] if image else None
+    dashboards = component_defaults("observability")["dashboards"]["include"] + ["rollout"] if image else None
     return _environment.get_template("shape-values.yaml.j2").render(
         shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape),
         algorithm=algorithm, verl_version=version, image=image, dashboards=dashboards,
@@ -83,7 +90,7 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm:
 
 
 def platform_overlays() -> dict[str, str]:
-    """Platform overlays by file name: plain files (nothing in them varies), copied to values/platforms/."""
+    """Platform overlays by file name, as values/platforms/ holds them (plain files: nothing in them varies)."""
     return {path.name: path.read_text() for path in sorted(paths.PLATFORMS.glob("*.yaml"))}
 
 

@@ -82,7 +82,8 @@ class Wording:
         limit = node.get(keyword)
         return {"{got}": self.types[type_of(value)],
                 "{want}": " or ".join(self.types[t] for t in ([wanted] if isinstance(wanted, str) else wanted or [])),
-                "{limit}": _listed(limit) if isinstance(limit, list) else shown(limit) if keyword != "pattern" else str(limit),
+                "{limit}": (_listed(limit) if isinstance(limit, list)
+                            else shown(limit) if keyword != "pattern" else str(limit)),
                 "{keys}": _known_keys(node), "{field}": field}
 
     def fix(self, keyword: str, node: dict[str, Any], field: str = "") -> str:
@@ -109,7 +110,8 @@ def _extra_keys(node: dict[str, Any], instance: dict[str, Any]) -> list[str]:
 
 
 def _keyword_rank(root: dict[str, Any], error: jsonschema.ValidationError) -> int:
-    return list(root["x-messages"]).index(error.validator) if error.validator in root["x-messages"] else len(root["x-messages"])
+    messages = list(root["x-messages"])
+    return messages.index(error.validator) if error.validator in messages else len(messages)
 
 
 def _findings(error: jsonschema.ValidationError, root: dict[str, Any], wording: Wording) -> Iterator[Finding]:
@@ -123,7 +125,8 @@ def _findings(error: jsonschema.ValidationError, root: dict[str, Any], wording: 
     elif keyword == "anyOf":
         # None of the forms fits: the last form's first broken keyword says what, the anyOf node's x-fix how.
         last = max(sub.relative_schema_path[0] for sub in error.context)
-        first = min((sub for sub in error.context if sub.relative_schema_path[0] == last), key=lambda sub: _keyword_rank(root, sub))
+        first = min((sub for sub in error.context if sub.relative_schema_path[0] == last),
+                    key=lambda sub: _keyword_rank(root, sub))
         inner = next(_findings(first, root, wording))
         yield Finding(field_path(path), shown(error.instance), inner.problem, node["x-fix"])
     else:
@@ -134,7 +137,8 @@ def findings(schema: dict[str, Any], values: dict[str, Any]) -> list[Finding]:
     """Every broken constraint of `values` under `schema` (the source)."""
     wording = Wording(schema)
     errors = jsonschema.Draft7Validator(schema).iter_errors(values)
-    found = {finding: None for error in errors for finding in _findings(error, schema, wording)}  # required: one error per key
+    # A dict keeps one of each finding (required: one error per key), in order.
+    found = {finding: None for error in errors for finding in _findings(error, schema, wording)}
     return sorted(found, key=lambda finding: finding.field)
 
 

@@ -21,7 +21,8 @@ def summarize(documents: Iterable[dict[str, Any]]) -> str:
         head = cluster["spec"]["headGroupSpec"]["template"]["spec"]
         lines.append(f"RayCluster {cluster['metadata']['name']}:")
         limits = head["containers"][0]["resources"]["limits"]
-        lines.append(f"  head:    cpu {limits['cpu']}, memory {limits['memory']}, extra {_container_gpus(head) or 'none'}")
+        extra = _container_gpus(head) or "none"
+        lines.append(f"  head:    cpu {limits['cpu']}, memory {limits['memory']}, extra {extra}")
         for group in cluster["spec"].get("workerGroupSpecs", []):
             spec = group["template"]["spec"]
             limits = spec["containers"][0]["resources"]["limits"]

@@ -22,7 +22,8 @@ from typing import Any
 DATACLASS_DIRS = ("verl/workers/config", "verl/trainer/config")
 SCALARS = {"int": int, "float": float, "bool": bool, "str": str}
 # What a YAML-only default tells of its key: its kind. An int default is a number like a float one.
-DEFAULT_KINDS = {int: (float, "a number"), float: (float, "a number"), bool: (bool, "true or false"), str: (str, "text")}
+DEFAULT_KINDS = {int: (float, "a number"), float: (float, "a number"), bool: (bool, "true or false"),
+                 str: (str, "text")}
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class Range:
         return above and (self.high is None or value <= self.high)
 
     def describe(self) -> str:
-        return f"{'>' if self.low_open else '>='} {self.low:g}" + ("" if self.high is None else f" and <= {self.high:g}")
+        low = f"{'>' if self.low_open else '>='} {self.low:g}"
+        return low + ("" if self.high is None else f" and <= {self.high:g}")
 
 
 _POOL = "veRL builds its GPU resource pool as [n_gpus_per_node] * nnodes"

@@ -14,5 +14,6 @@ def pinned_versions() -> dict[str, str]:
 
 
 def prometheus_dir() -> Path:
-    """prometheus, promtool and VERSION (the Prometheus release of the pinned module) that lab/scripts/setup.sh builds."""
+    """prometheus, promtool and VERSION (the Prometheus release of the pinned module) that lab/scripts/setup.sh
+    builds."""
     return tool_cache() / f"prometheus-{pinned_versions()['PROMETHEUS_VERSION']}"

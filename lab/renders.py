@@ -1,6 +1,7 @@
-"""Every values file and ci scenario rendered, one file each, to compare two revisions of the chart.
+"""Every values file, ci scenario and the real node's values rendered, one file each, to compare two revisions of
+the chart.
 
-`python -m lab.renders OUT [--chart DIR]` writes OUT/<values or ci>/<name>.yaml with what
+`python -m lab.renders OUT [--chart DIR]` writes OUT/<values, ci or lab>/<name>.yaml with what
 `helm template` renders (as on a cluster serving the Prometheus operator's API, so PodMonitors render too),
 or the error Helm printed; the Helm is the one `generator check` finds ($HELM, PATH, the cache). A
 refactoring that must not change the release diffs two such folders: `diff -r before after`.
@@ -14,17 +15,20 @@ from pathlib import Path
 
 from generator.helm import HelmInputs, helm_binary, template
 from generator.paths import CHART, VALUES_DIR
+from lab.localcluster.release import REALNODE_VALUES
 
 API_VERSIONS = ("monitoring.coreos.com/v1/PodMonitor",)
 
 
 def scenarios(chart: Path) -> dict[str, list[Path]]:
-    """Each rendering's name and its -f files: the chart's defaults, each values file, each ci scenario."""
+    """Each rendering's name and its -f files: the chart's defaults, each values file, each ci scenario, the real
+    node's values (lab/localcluster)."""
     named: dict[str, list[Path]] = {"defaults": []}
     for path in sorted(VALUES_DIR.glob("*.yaml")) + sorted((VALUES_DIR / "platforms").glob("*.yaml")):
         named[f"values/{path.relative_to(VALUES_DIR).with_suffix('')}".replace("/platforms/", "/platforms-")] = [path]
     for path in sorted((chart / "ci").glob("*.yaml")):
         named[f"ci/{path.stem}"] = [path]
+    named[f"lab/{REALNODE_VALUES.stem}"] = [REALNODE_VALUES]
     return named
 
 

@@ -5,12 +5,12 @@ import ast
 import json
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import yaml
 
 from generator import paths
+from lab.localcluster.release import REALNODE_VALUES
 from support import helm as helm_cli
 from support.tools import ROOT
 
@@ -28,7 +28,8 @@ SCENARIOS = [pytest.param([], id="defaults")] + [
     for path in SHAPE_FILES
     for platform, extra in PLATFORMS.items()
 ]
-CI_VALUES = sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))
+# The chart's ci scenarios, and the lab's real node values (tier 7 and make demo install them).
+CI_VALUES = sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml")) + [REALNODE_VALUES]
 
 
 def kinds_of(result) -> set[str]:
@@ -214,7 +215,8 @@ def test_ingress_with_access_control(helm, validator):
 
 def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
     args = ("--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.allowUnauthenticated=true",
-            "--set", "raycluster.networkPolicy.dashboardFromAnywhere=true", "--set", "raycluster.ingress.host=ray.example.com")
+            "--set", "raycluster.networkPolicy.dashboardFromAnywhere=true",
+            "--set", "raycluster.ingress.host=ray.example.com")
     assert "at http://ray.example.com/" in helm_cli.notes(*args)
     tls = helm_cli.notes(*args, "--set", "raycluster.ingress.tls[0].secretName=ray-tls",
                          "--set", "raycluster.ingress.tls[0].hosts[0]=ray.example.com")
@@ -223,7 +225,8 @@ def test_notes_give_the_dashboard_url_with_the_ingress_scheme():
 
 def test_head_service_leaves_the_cluster_only_by_explicit_choice(helm, validator):
     """The failing case is in test_bad_input (head-service-outside-the-cluster)."""
-    args = ("--set", "raycluster.head.serviceType=NodePort", "--set", "raycluster.head.allowUnauthenticatedService=true")
+    args = ("--set", "raycluster.head.serviceType=NodePort",
+            "--set", "raycluster.head.allowUnauthenticatedService=true")
     documents = assert_valid(helm_cli.template(helm, *args), validator)
     assert next(d for d in documents if d["kind"] == "RayCluster")["spec"]["headGroupSpec"]["serviceType"] == "NodePort"
     assert "The NodePort head Service also publishes it, with no access control." in helm_cli.notes(*args)
@@ -293,7 +296,8 @@ def test_submitter_pod_is_least_privilege(helm):
                               "resourceNames": [job["metadata"]["name"]]}]
     binding = next(d for d in documents if d["kind"] == "RoleBinding")
     assert binding["subjects"][0]["name"] == pod["serviceAccountName"] == role["metadata"]["name"]
-    account = next(d for d in documents if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == role["metadata"]["name"])
+    account = next(d for d in documents
+                   if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == role["metadata"]["name"])
     assert account["automountServiceAccountToken"] is False and pod["automountServiceAccountToken"] is True
 
 
@@ -335,7 +339,7 @@ def test_preparation_job_writes_where_the_run_reads(helm, validator):
     pod = prepare["spec"]["template"]["spec"]
     container = pod["containers"][0]
     args = container["args"]
-    assert dict(zip(args[::2], args[1::2])) == {
+    assert dict(zip(args[::2], args[1::2], strict=True)) == {
         "--source": "huggingface", "--train-file": "/data/data/gsm8k/train.parquet",
         "--val-file": "/data/data/gsm8k/test.parquet", "--model-path": "/data/Qwen2.5-0.5B-Instruct",
         "--dataset-id": "openai/gsm8k", "--model-id": "Qwen/Qwen2.5-0.5B-Instruct"}
@@ -362,7 +366,8 @@ def test_without_its_ray_cluster_the_release_needs_another_and_says_where_the_ru
     failed = helm_cli.template(helm, "--set", "raycluster.enabled=false")
     assert failed.returncode != 0
     assert 'ppo-job.dashboardURL="": is empty' in failed.stderr and "raycluster.enabled=false" in failed.stderr
-    elsewhere = ("--set", "raycluster.enabled=false", "--set", "ppo-job.dashboardURL=http://other-head-svc.ray.svc:8265")
+    elsewhere = ("--set", "raycluster.enabled=false",
+                 "--set", "ppo-job.dashboardURL=http://other-head-svc.ray.svc:8265")
     documents = assert_valid(helm_cli.template(helm, *elsewhere), validator)
     assert "RayCluster" not in {document["kind"] for document in documents}
     notes = helm_cli.notes(*elsewhere)

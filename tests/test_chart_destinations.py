@@ -38,7 +38,8 @@ def test_ray_start_values_are_one_shell_word_each(helm):
 
 def test_numbers_from_a_values_file_render_exactly(helm, tmp_path):
     values = tmp_path / "numbers.yaml"
-    values.write_text("raycluster:\n  nccl: {NCCL_BUFFSIZE: 8388608}\n  head:\n    rayStartParams: {object-store-memory: 100000000000}\n"
+    values.write_text("raycluster:\n  nccl: {NCCL_BUFFSIZE: 8388608}\n"
+                      "  head:\n    rayStartParams: {object-store-memory: 100000000000}\n"
                       "    resources: {memory: 107374182400}\n"
                       "ppo-job:\n  runtimeEnv: {env: {BIG: 12345678}}\n  submitter: {waitTimeoutSeconds: 1000000}\n"
                       "  prepare: {enabled: true, runAsUser: 1000680000, runAsGroup: 1000680000}\n")
@@ -48,10 +49,12 @@ def test_numbers_from_a_values_file_render_exactly(helm, tmp_path):
     assert head["rayStartParams"]["object-store-memory"] == "100000000000"
     assert {"name": "NCCL_BUFFSIZE", "value": "8388608"} in container["env"]
     assert container["resources"]["limits"]["memory"] == "107374182400"
-    job_json = json.loads(next(d for d in docs if d["kind"] == "ConfigMap" and "job.json" in d.get("data", {}))["data"]["job.json"])
+    spec_map = next(d for d in docs if d["kind"] == "ConfigMap" and "job.json" in d.get("data", {}))
+    job_json = json.loads(spec_map["data"]["job.json"])
     assert job_json["runtime_env"]["env_vars"]["BIG"] == "12345678"
     pods = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Job"]
-    assert {"name": "VERL_PPO_WAIT_TIMEOUT_SECONDS", "value": "1000000"} in pods[0]["containers"][0]["env"] + pods[1]["containers"][0]["env"]
+    env = pods[0]["containers"][0]["env"] + pods[1]["containers"][0]["env"]
+    assert {"name": "VERL_PPO_WAIT_TIMEOUT_SECONDS", "value": "1000000"} in env
     assert any(pod["securityContext"].get("runAsUser") == 1000680000 for pod in pods)
 
 
@@ -82,7 +85,8 @@ def test_credentials_come_from_secrets(helm):
                                     "--set", "raycluster.extraSecretEnv.MLFLOW_TRACKING_PASSWORD.secretName=mlflow",
                                     "--set", "raycluster.extraSecretEnv.MLFLOW_TRACKING_PASSWORD.key=pw"))
     env = {e["name"]: e for e in cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["env"]}
-    assert env["WANDB_API_KEY"] == {"name": "WANDB_API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
+    assert env["WANDB_API_KEY"] == {"name": "WANDB_API_KEY",
+                                    "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
     assert env["MLFLOW_TRACKING_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "mlflow", "key": "pw"}
     assert "HF_TOKEN" not in env
 
@@ -92,7 +96,8 @@ def test_opted_in_head_service_is_reachable(helm):
                      "--set", "raycluster.head.allowUnauthenticatedService=true")
     policy = next(d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "verl-ppo-ray")
     assert {"ports": [{"port": 6379}, {"port": 8265}, {"port": 10001}]} in policy["spec"]["ingress"]
-    closed = next(d for d in documents(helm) if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "verl-ppo-ray")
+    closed = next(d for d in documents(helm)
+                  if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "verl-ppo-ray")
     assert all("from" in rule or {"port": 8265} not in rule["ports"] for rule in closed["spec"]["ingress"])
 
 

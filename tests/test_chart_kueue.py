@@ -9,7 +9,8 @@ from __future__ import annotations
 from support import helm as helm_cli
 
 ELASTIC = ["--set", "raycluster.queue.kueue=team-a", "--set", "raycluster.queue.elastic=true",
-           "--set", "raycluster.worker.autoscaling.enabled=true", "--set", "raycluster.worker.autoscaling.minReplicas=1",
+           "--set", "raycluster.worker.autoscaling.enabled=true",
+           "--set", "raycluster.worker.autoscaling.minReplicas=1",
            "--set", "raycluster.worker.autoscaling.maxReplicas=4"]
 GATE = {"name": "kueue.x-k8s.io/elastic-job"}
 

@@ -56,7 +56,8 @@ def where(name: str) -> str:
 def test_user_labels_cannot_replace_the_charts_on_any_pod(helm, mode):
     plain = helm_cli.template(helm, *EVERY_POD, "--set", f"global.mode={mode}")
     hostile = helm_cli.template(helm, *EVERY_POD, "--set", f"global.mode={mode}",
-                                *hostile_args("global.commonLabels", "raycluster.head.labels", "raycluster.worker.labels"))
+                                *hostile_args("global.commonLabels", "raycluster.head.labels",
+                                              "raycluster.worker.labels"))
     assert plain.returncode == 0 and hostile.returncode == 0, plain.output + hostile.output
     charts = {where(name): labels for name, labels in pod_labels(plain.documents()).items()}
     given = {where(name): labels for name, labels in pod_labels(hostile.documents()).items()}
@@ -83,7 +84,8 @@ def test_common_labels_cannot_replace_the_charts_on_any_object(helm):
         labels = document["metadata"].get("labels", {})
         assert labels.get("helm.sh/chart", "").startswith(("verl-ppo", "raycluster", "ppo-job", "storage",
                                                            "observability")), document["metadata"]["name"]
-        owned = {"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "helm.sh/chart"}
+        owned = {"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by",
+                 "helm.sh/chart"}
         assert owned <= set(labels) and "other" not in [labels[key] for key in owned], (document["kind"], labels)
 
 
@@ -107,7 +109,8 @@ def test_ray_pods_keep_the_charts_variables_and_name_each_once(helm):
                                "--set", "raycluster.tracing.startupHook.otlpEndpoint=http://otel:4318",
                                "--set", "raycluster.credentials.wandb.secretName=wandb",
                                "--set", "raycluster.nccl.NCCL_DEBUG=INFO", "--set", "global.tensorboard.enabled=true",
-                               "--set", "raycluster.env[0].name=MY_SETTING", "--set-string", "raycluster.env[0].value=1")
+                               "--set", "raycluster.env[0].name=MY_SETTING",
+                               "--set-string", "raycluster.env[0].value=1")
     assert result.returncode == 0, result.output
     for group, env in ray_env(result.documents()).items():
         names = [entry["name"] for entry in env]
@@ -143,7 +146,8 @@ def test_a_variable_the_chart_sets_is_refused_in_extra_secret_env(helm, name):
 def test_common_labels_cannot_replace_the_queue_labels(helm, mode):
     """The queue a RayCluster or RayJob waits in is the chart's: global.commonLabels cannot move it."""
     queues = {"kueue.x-k8s.io/queue-name": "team-a", "volcano.sh/queue-name": "gpu", "ray.io/scheduler-name": "volcano"}
-    args = ["--set", f"global.mode={mode}", "--set", "raycluster.queue.kueue=team-a", "--set", "raycluster.queue.volcano=gpu"]
+    args = ["--set", f"global.mode={mode}", "--set", "raycluster.queue.kueue=team-a",
+            "--set", "raycluster.queue.volcano=gpu"]
     for key in queues:
         args += ["--set", f"global.commonLabels.{key.replace('.', chr(92) + '.')}=other"]
     result = helm_cli.template(helm, *args)
@@ -158,7 +162,8 @@ def test_observabilitys_labels_stay_the_charts(helm):
     PodMonitors' additionalLabels arrive beside them, never over them."""
     result = helm_cli.template(helm, "--set-string", "global.commonLabels.grafana_dashboard=0",
                                "--set", "observability.podMonitor.additionalLabels.release=kube-prometheus-stack",
-                               "--set", "observability.podMonitor.additionalLabels.app\\.kubernetes\\.io/instance=other")
+                               "--set",
+                               "observability.podMonitor.additionalLabels.app\\.kubernetes\\.io/instance=other")
     assert result.returncode == 0, result.output
     dashboards = [d for d in result.documents() if d["kind"] == "ConfigMap" and "dashboard" in d["metadata"]["name"]]
     monitors = [d for d in result.documents() if d["kind"] == "PodMonitor"]

@@ -138,7 +138,8 @@ def test_raycluster_mode_admits_no_operator(helm):
 def test_an_operator_peer_the_api_would_refuse_is_refused_by_the_schema(helm, tmp_path, override, field):
     """A namespace or label the API refuses would fail the install; Helm's schema check names the field first."""
     values = tmp_path / "operator.yaml"
-    values.write_text(f"global: {{mode: RayJob}}\nraycluster:\n  networkPolicy:\n    kubeRayOperator:\n      {override}\n")
+    values.write_text("global: {mode: RayJob}\n"
+                      f"raycluster:\n  networkPolicy:\n    kubeRayOperator:\n      {override}\n")
     result = helm_cli.template(helm, "-f", str(values))
     assert result.returncode != 0
     assert field.rsplit(".", 1)[-1] in result.output, result.output

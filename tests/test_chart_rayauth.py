@@ -67,7 +67,8 @@ def test_the_token_needs_a_ray_that_has_it(helm, version):
 
 
 def test_the_token_is_an_access_control_of_the_dashboard_ingress(helm, validator):
-    ingress = ["--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.className=nginx", *DASHBOARD_PEERS]
+    ingress = ["--set", "raycluster.ingress.enabled=true", "--set", "raycluster.ingress.className=nginx",
+               *DASHBOARD_PEERS]
     refused = helm_cli.template(helm, *ingress)
     assert refused.returncode != 0 and "raycluster.ingress.enabled=true: exposes the Ray dashboard" in refused.output
     assert "--set global.rayAuth.tokenSecret=<Secret>" in refused.output

@@ -43,7 +43,8 @@ def test_every_shape_renders_a_valid_rayjob_and_no_long_lived_cluster(helm, vali
     # the one ServiceAccount is the Ray pods' own, without a token.
     assert kinds["Job"] == 0 and kinds["Role"] == 0
     accounts = [doc for doc in documents if doc["kind"] == "ServiceAccount"]
-    assert [(a["metadata"]["name"], a.get("automountServiceAccountToken")) for a in accounts] == [("verl-ppo-ray", False)]
+    tokens = [(a["metadata"]["name"], a.get("automountServiceAccountToken")) for a in accounts]
+    assert tokens == [("verl-ppo-ray", False)]
     assert kinds["ConfigMap"] >= 1 and kinds["NetworkPolicy"] == 1
 
 
@@ -66,7 +67,8 @@ def test_the_rayjob_embeds_the_rayclusters_spec_and_the_submitter_jobs_pod(helm,
 
 def test_run_attempts_and_deletion_settings(helm, validator):
     documents = render(helm, validator, *RAYJOB, "--set", "ppo-job.submitter.maxAttempts=4",
-                       "--set", "ppo-job.submitter.backoffLimit=1", "--set", "ppo-job.rayJob.ttlSecondsAfterFinished=300",
+                       "--set", "ppo-job.submitter.backoffLimit=1",
+                       "--set", "ppo-job.rayJob.ttlSecondsAfterFinished=300",
                        "--set", "ppo-job.rayJob.activeDeadlineSeconds=86400",
                        "--set", "ppo-job.rayJob.preRunningDeadlineSeconds=3600")
     spec = only(documents, "RayJob")["spec"]

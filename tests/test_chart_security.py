@@ -43,13 +43,15 @@ def ray_pods(cluster: dict) -> list[dict]:
     name = cluster["metadata"]["name"]
     spec = cluster["spec"]
     templates = [(f"{name}-head", spec["headGroupSpec"]["template"])]
-    templates += [(f"{name}-{group['groupName']}-worker", group["template"]) for group in spec.get("workerGroupSpecs", [])]
+    templates += [(f"{name}-{group['groupName']}-worker", group["template"])
+                  for group in spec.get("workerGroupSpecs", [])]
     pods = []
     for pod, template in templates:
         metadata = template.get("metadata", {})
         labels = {**metadata.get("labels", {}), "ray.io/cluster": name}
         pods.append({"apiVersion": "v1", "kind": "Pod", "spec": template["spec"],
-                     "metadata": {**metadata, "labels": labels, "name": pod, "namespace": cluster["metadata"]["namespace"]}})
+                     "metadata": {**metadata, "labels": labels, "name": pod,
+                                  "namespace": cluster["metadata"]["namespace"]}})
     return pods
 
 
@@ -99,7 +101,8 @@ def test_every_exception_has_a_reason():
 
 def test_no_finding_without_an_exception(found):
     new = sorted(map(str, found - allowed().keys()))
-    assert new == [], "new checkov findings (fix them, or add them with a reason to tests/data/checkov-exceptions.yaml):\n" + "\n".join(new)
+    assert new == [], ("new checkov findings (fix them, or add them with a reason to "
+                       "tests/data/checkov-exceptions.yaml):\n" + "\n".join(new))
 
 
 def test_no_exception_without_a_finding(found):

@@ -14,7 +14,8 @@ from lab.localcluster.release import CHART, rayclusters
 
 RELEASE, NAMESPACE = "verl-ppo", "autoscaling"
 VALUES = ["-f", str(paths.VALUES_DIR / "seed-2gpu.yaml"), "--set", "raycluster.worker.autoscaling.enabled=true",
-          "--set", "raycluster.worker.autoscaling.minReplicas=1", "--set", "raycluster.worker.autoscaling.maxReplicas=3"]
+          "--set", "raycluster.worker.autoscaling.minReplicas=1",
+          "--set", "raycluster.worker.autoscaling.maxReplicas=3"]
 
 
 def scale_as_the_autoscaler(api: client.ApiClient, namespace: str, name: str, replicas: int) -> None:
@@ -44,5 +45,6 @@ def test_an_upgrade_after_the_autoscaler_scaled_needs_client_side_apply(local_cl
         helm.run("upgrade", RELEASE, str(CHART), "--namespace", namespace, *VALUES, *changed_run, "--server-side=false")
         assert worker_replicas(local_cluster.api, namespace) == 2  # the autoscaler's count kept
         # The release remembers client-side apply: the next upgrade needs no flag.
-        helm.run("upgrade", RELEASE, str(CHART), "--namespace", namespace, *VALUES, "--set", "ppo-job.trainer.totalEpochs=3")
+        helm.run("upgrade", RELEASE, str(CHART), "--namespace", namespace, *VALUES,
+                 "--set", "ppo-job.trainer.totalEpochs=3")
         assert worker_replicas(local_cluster.api, namespace) == 2

@@ -11,13 +11,12 @@ from kubernetes import client
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.chartvalues import chart_values
 from generator.discover import GPU_MEMORY_LABEL, DiscoveryError, NodeFacts, group_gpu_nodes, shape_entry
 from generator.quantity import cpu_millis, memory_bytes
 from support.cluster import wait_ready
 from lab.localcluster.nodes import GPU_TAINT, INSTANCE_TYPE_LABEL
 from lab.localcluster.parts import parts
-from lab.localcluster.release import CHART, pod_security_level, ray_pods
+from lab.localcluster.release import CHART, pod_security_level, ray_pods, release_values
 
 CATALOG = load_catalog()
 # GPU feature discovery's memory label (MiB of one GPU) on the nodes of one shape, as a real A100 40GB
@@ -31,7 +30,7 @@ def gpu_memory_labels(local_cluster):
     core = client.CoreV1Api(local_cluster.api)
     names = local_cluster.nodes[LABELLED_SHAPE]
     assert len(names) == len(GPU_MEMORY_MIB)
-    for name, mib in zip(names, GPU_MEMORY_MIB):
+    for name, mib in zip(names, GPU_MEMORY_MIB, strict=True):
         core.patch_node(name, {"metadata": {"labels": {GPU_MEMORY_LABEL: mib}}})
     yield
     for name in names:
@@ -41,7 +40,8 @@ def gpu_memory_labels(local_cluster):
 @pytest.fixture(scope="module")
 def discovered(local_cluster, gpu_memory_labels, tmp_path_factory):
     output = tmp_path_factory.mktemp("discover") / "catalog.yaml"
-    run = subprocess.run([sys.executable, "-m", "generator", "discover", "--kubeconfig", str(local_cluster.cluster.kubeconfig),
+    run = subprocess.run([sys.executable, "-m", "generator", "discover",
+                          "--kubeconfig", str(local_cluster.cluster.kubeconfig),
                           "--gpu-memory-gib", "seed-2gpu=24", "--output", str(output)],
                          capture_output=True, text=True, cwd=paths.ROOT)
     assert run.returncode == 0, run.stderr
@@ -112,7 +112,7 @@ def test_values_rendered_from_discovery_install(shape_name, discovered, local_cl
 
     helm = local_cluster.helm(parts().helm)
     args = ["-f", str(values)]
-    level = pod_security_level(chart_values(values))
+    level = pod_security_level(release_values(values))
     with local_cluster.release_namespace(helm, "verl-ppo", f"discovered-{shape_name}", args, level) as namespace:
         helm.run("install", "verl-ppo", str(CHART), "--namespace", namespace, *args)
         wait_ready(local_cluster, namespace)

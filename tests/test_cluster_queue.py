@@ -41,8 +41,9 @@ def helm(kueue):
 
 @pytest.fixture
 def helm3(kueue):
-    """Helm 3 (a three-way merge patch) for releases upgraded after Kueue admitted their RayCluster: Kueue's admission writes its pod sets
-    into .spec.workerGroupSpecs, an atomic list it then manages, so Helm 4's server-side apply conflicts there."""
+    """Helm 3 (a three-way merge patch) for releases upgraded after Kueue admitted their RayCluster: Kueue's admission
+    writes its pod sets into .spec.workerGroupSpecs, an atomic list it then manages, so Helm 4's server-side apply
+    conflicts there."""
     return kueue.helm(helm_binaries()["helm3"])
 
 
@@ -136,8 +137,8 @@ def test_queued_rayjob_runs_when_the_first_finishes(kueue, helm):
             assert rayjob(api, second, RELEASE)["spec"]["suspend"] is True and rayclusters(api, second) == []
 
             processes.wait_for("the first RayJob finished and its cluster deleted",
-                               lambda: rayjob(api, first, RELEASE).get("status", {}).get("jobDeploymentStatus") == "Failed"
-                               and not rayclusters(api, first), 180)
+                               lambda: (rayjob(api, first, RELEASE).get("status", {}).get("jobDeploymentStatus")
+                                        == "Failed" and not rayclusters(api, first)), 180)
             wait_ready(kueue, second)
             assert not rayjob(api, second, RELEASE)["spec"].get("suspend")
         finally:
@@ -157,7 +158,8 @@ def test_an_upgrade_that_would_move_a_running_release_off_its_queue_is_refused(k
             for moved in ("", "other"):
                 refused = helm3.run("upgrade", RELEASE, str(CHART), "-n", namespace, *queued(moved), check=False)
                 assert refused.returncode != 0
-                assert "LocalQueue keep: Kueue refuses to change or remove the queue label" in refused.stderr, refused.stderr
+                assert "LocalQueue keep: Kueue refuses to change or remove the queue label" in refused.stderr, \
+                    refused.stderr
                 assert "keep --set raycluster.queue.kueue=keep for this run" in refused.stderr, refused.stderr
             assert rayclusters(api, namespace)[0]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "keep"
             # What the rule anticipates: Kueue's own webhook refuses the label's removal from the running cluster.
@@ -166,7 +168,8 @@ def test_an_upgrade_that_would_move_a_running_release_off_its_queue_is_refused(k
                 client.CustomObjectsApi(api).patch_namespaced_custom_object(
                     *RAY[:2], namespace, RAY[2], name, {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": None}}})
             assert "queue-name" in str(kueue_refusal.value.body), kueue_refusal.value.body
-            helm3.run("upgrade", RELEASE, str(CHART), "-n", namespace, *queued("keep"), "--set", "ppo-job.trainer.totalEpochs=2")
+            helm3.run("upgrade", RELEASE, str(CHART), "-n", namespace, *queued("keep"),
+                      "--set", "ppo-job.trainer.totalEpochs=2")
         finally:
             delete_cluster_queue(api, "keep")
 
@@ -176,20 +179,24 @@ def test_an_elastic_autoscaling_cluster_is_admitted_and_upgraded(kueue, helm3):
     run; an upgrade keeps the scheduling gate that Kueue's validation requires; switching elastic admission off on
     the live cluster is refused by the chart's rule, as Kueue would refuse it."""
     api = kueue.api
-    elastic = queued("elastic", "--set", "raycluster.queue.elastic=true", "--set", "raycluster.worker.autoscaling.enabled=true",
-                     "--set", "raycluster.worker.autoscaling.minReplicas=0", "--set", "raycluster.worker.autoscaling.maxReplicas=1")
+    elastic = queued("elastic", "--set", "raycluster.queue.elastic=true",
+                     "--set", "raycluster.worker.autoscaling.enabled=true",
+                     "--set", "raycluster.worker.autoscaling.minReplicas=0",
+                     "--set", "raycluster.worker.autoscaling.maxReplicas=1")
     with kueue.release_namespace(helm3, RELEASE, "queue-elastic", elastic) as namespace:
         create_queue(api, "elastic", [namespace], QUOTA, GPU)
         try:
             helm3.run("install", RELEASE, str(CHART), "-n", namespace, *elastic)
             wait_ready(kueue, namespace)
             assert condition(workloads(api, namespace)[0], "Admitted")["status"] == "True"
-            helm3.run("upgrade", RELEASE, str(CHART), "-n", namespace, *elastic, "--set", "ppo-job.trainer.totalEpochs=2")
+            helm3.run("upgrade", RELEASE, str(CHART), "-n", namespace, *elastic,
+                      "--set", "ppo-job.trainer.totalEpochs=2")
             cluster = rayclusters(api, namespace)[0]
             assert cluster["spec"]["headGroupSpec"]["template"]["spec"]["schedulingGates"] == [
                 {"name": "kueue.x-k8s.io/elastic-job"}]
             refused = helm3.run("upgrade", RELEASE, str(CHART), "-n", namespace, *elastic,
-                               "--set", "raycluster.queue.elastic=false", "--set", "raycluster.worker.autoscaling.enabled=false",
+                               "--set", "raycluster.queue.elastic=false",
+                               "--set", "raycluster.worker.autoscaling.enabled=false",
                                check=False)
             assert refused.returncode != 0 and "raycluster.queue.elastic" in refused.stderr, refused.stderr
         finally:

@@ -12,11 +12,10 @@ import yaml
 
 from generator import paths
 from generator.catalog import load_catalog
-from generator.chartvalues import chart_values
 from support.cluster import wait_ready
 from support.registry import local_registry
 from support.release import SignedPackage, signed_package
-from lab.localcluster.release import pod_security_level, ray_pods
+from lab.localcluster.release import pod_security_level, ray_pods, release_values
 from lab.release.package import PACKAGED_VALUES, chart_metadata, package
 
 VERSION = str(chart_metadata(paths.CHART)["version"])
@@ -51,7 +50,7 @@ def test_install_from_registry(helm, release, local_cluster, tmp_path):
         shape_file = tmp_path / "pulled" / NAME / PACKAGED_VALUES / f"{SHAPE}.yaml"
         assert shape_file.read_bytes() == (paths.VALUES_DIR / f"{SHAPE}.yaml").read_bytes()
 
-        values = chart_values(shape_file)
+        values = release_values(shape_file)
         runner = local_cluster.helm(helm)
         namespace = f"registry-{helm.name}"
         with local_cluster.release_namespace(runner, NAME, namespace, ["-f", str(shape_file)],

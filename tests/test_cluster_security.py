@@ -24,5 +24,6 @@ def test_baseline_refuses_ipc_lock_and_admits_the_release_without_it(local_clust
         assert "violates PodSecurity \"baseline" in warnings(local_cluster.api, namespace)
         assert not ray_pods(local_cluster.api, namespace, RELEASE)
 
-        helm.run("upgrade", RELEASE, str(CHART), "--namespace", namespace, *args, "--set", "raycluster.rdma.ipcLock=false")
+        helm.run("upgrade", RELEASE, str(CHART), "--namespace", namespace, *args,
+                 "--set", "raycluster.rdma.ipcLock=false")
         wait_ready(local_cluster, namespace)

@@ -10,13 +10,13 @@ import yaml
 
 from generator import paths
 from generator.catalog import GpuShape, load_catalog
-from generator.chartvalues import chart_values
 from generator.render import render_shape
 from generator.sizing import RunShape
 from support.cluster import dry_run_restricted, leftovers, wait_ready, warnings
 from lab.localcluster import processes
 from lab.localcluster.nodes import INSTANCE_TYPE_LABEL
-from lab.localcluster.release import CHART, POD_MONITORS, is_ray_pod, pod_security_level, ray_pods, release_pods
+from lab.localcluster.release import (CHART, POD_MONITORS, is_ray_pod, pod_security_level, ray_pods, release_pods,
+                                      release_values)
 
 from kubernetes import client
 
@@ -64,7 +64,8 @@ def assert_pod_monitors_select_the_ray_pods(local_cluster, namespace: str, monit
         spec = monitor["spec"]
         assert namespace in spec["namespaceSelector"]["matchNames"], monitor["metadata"]["name"]
         selector = ",".join(f"{key}={value}" for key, value in spec["selector"]["matchLabels"].items())
-        selected = core.list_namespaced_pod(namespace, label_selector=selector).items  # none where the head trains alone
+        # None where the head trains alone.
+        selected = core.list_namespaced_pod(namespace, label_selector=selector).items
         node_type = spec["selector"]["matchLabels"]["ray.io/node-type"]
         by_type[node_type] = {pod.metadata.name for pod in selected}
         for pod in selected:
@@ -79,7 +80,7 @@ def assert_pod_monitors_select_the_ray_pods(local_cluster, namespace: str, monit
 def test_install_upgrade_uninstall(shape_name, helm, local_cluster, tmp_path):
     shape = CATALOG.shapes[shape_name]
     main = paths.VALUES_DIR / f"{shape_name}.yaml"
-    values = chart_values(main)
+    values = release_values(main)
     args = values_files(shape, main, tmp_path)
     runner = local_cluster.helm(helm)
     namespace = f"{shape_name}-{helm.name}"

@@ -30,7 +30,8 @@ def node(name: str, labels: dict, allocatable: dict, taints: list[tuple[str, str
 
 
 def gpu_node(name: str, cpu: str = "188", memory: str = "1900Gi", rdma: str | None = "8", **extra) -> client.V1Node:
-    allocatable = {"cpu": cpu, "memory": memory, "nvidia.com/gpu": "8", **({"vke.volcengine.com/rdma": rdma} if rdma else {})}
+    allocatable = {"cpu": cpu, "memory": memory, "nvidia.com/gpu": "8",
+                   **({"vke.volcengine.com/rdma": rdma} if rdma else {})}
     return node(name, {**H800_LABEL, **extra.get("labels", {})}, allocatable, extra.get("taints", ()))
 
 
@@ -38,15 +39,18 @@ def test_a_node_contributes_its_type_gpus_allocatable_and_lasting_taints():
     facts = NodeFacts.from_node(gpu_node("gpu-0", cpu="95500m", memory="1023Mi", taints=[
         ("nvidia.com/gpu", None, "NoSchedule"), ("node.kubernetes.io/unreachable", None, "NoExecute"),
         ("pool", "train", "NoSchedule")]))
-    assert facts == NodeFacts("gpu-0", H800_LABEL, (("nvidia.com/gpu", "", "NoSchedule"), ("pool", "train", "NoSchedule")),
+    assert facts == NodeFacts("gpu-0", H800_LABEL,
+                              (("nvidia.com/gpu", "", "NoSchedule"), ("pool", "train", "NoSchedule")),
                               8, 95500, 1023 * 2**20, True)
     bare = NodeFacts.from_node(node("cpu-0", {}, {"cpu": "4", "memory": "8Gi"}))
     assert (bare.gpus, bare.rdma, bare.taints) == (0, False, ())
 
 
 def test_a_node_type_becomes_one_entry_sized_by_its_smallest_node():
-    nodes = [gpu_node("b-1", cpu="190", memory="2000Gi", taints=[("nvidia.com/gpu", None, "NoSchedule"), ("pool", "a", "NoSchedule")]),
-             gpu_node("b-0", cpu="187500m", memory="1900Gi", taints=[("pool", "a", "NoSchedule"), ("nvidia.com/gpu", None, "NoSchedule")]),
+    nodes = [gpu_node("b-1", cpu="190", memory="2000Gi",
+                      taints=[("nvidia.com/gpu", None, "NoSchedule"), ("pool", "a", "NoSchedule")]),
+             gpu_node("b-0", cpu="187500m", memory="1900Gi",
+                      taints=[("pool", "a", "NoSchedule"), ("nvidia.com/gpu", None, "NoSchedule")]),
              node("cpu-0", {}, {"cpu": "16", "memory": "64Gi"})]
     document = discover(nodes, CATALOG, {})
     jsonschema.Draft7Validator(yaml.safe_load(paths.CATALOG_SCHEMA.read_text())).validate(document)
@@ -97,7 +101,8 @@ def test_no_cluster_to_read_names_the_option(tmp_path):
 
 def test_one_gpu_or_one_rdma_device_counts():
     """A node with a single GPU is a GPU node; a single RDMA device is RDMA."""
-    nodes = [node("one", H800_LABEL, {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "1", "vke.volcengine.com/rdma": "1"})]
+    nodes = [node("one", H800_LABEL,
+                  {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "1", "vke.volcengine.com/rdma": "1"})]
     (entry,) = discover(nodes, CATALOG, {"NVIDIA-H800": 80})["shapes"]
     assert (entry["gpusPerNode"], entry["rdma"], entry["name"]) == (1, True, "nvidia-h800-x1")
 
@@ -134,7 +139,8 @@ def test_a_long_label_value_is_cut_to_the_catalogs_40_characters():
     assert entry["documented"] is True  # the figures are the cluster's own
 
 
-@pytest.mark.parametrize("count, listed", [(8, "n0, n1, n2, n3, n4, n5, n6, n7."), (9, "n0, n1, n2, n3, n4, n5, n6, n7 ...")])
+@pytest.mark.parametrize("count, listed",
+                         [(8, "n0, n1, n2, n3, n4, n5, n6, n7."), (9, "n0, n1, n2, n3, n4, n5, n6, n7 ...")])
 def test_the_source_lists_eight_node_names_then_an_ellipsis(count, listed):
     nodes = [gpu_node(f"n{i}") for i in range(count)]
     (entry,) = discover(nodes, CATALOG, {})["shapes"]

@@ -1,8 +1,10 @@
 """Tier 1: the catalog, the sizing rules, render output and the schema are what the repository holds."""
 
+import ast
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +16,6 @@ import yaml
 from generator import paths
 from generator.catalog import load_catalog
 from generator.check import check
-from generator.chartvalues import chart_values
 from generator.helm import HelmInputs, helm_binary, merged_values, template
 from generator.cli import main
 from generator import sizing
@@ -123,14 +124,8 @@ def test_render_writes_a_file_whose_text_changed_either_way(tmp_path: Path, new_
     assert write(path, new_text) is False
 
 
-def test_platform_overlays_are_what_render_writes():
-    for name, text in platform_overlays().items():
-        assert (paths.VALUES_DIR / "platforms" / name).read_text() == text
-    assert set(platform_overlays()) == {"vke.yaml", "generic.yaml"}
-
-
 def test_no_stray_files_in_values():
-    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {f"platforms/{n}" for n in platform_overlays()}
+    rendered = {f"{name}.yaml" for name in CATALOG.shapes} | {"platforms/vke.yaml", "platforms/generic.yaml"}
     present = {str(p.relative_to(paths.VALUES_DIR)) for p in paths.VALUES_DIR.rglob("*.yaml")}
     assert present == rendered
 
@@ -185,7 +180,8 @@ def test_the_umbrellas_schema_requires_no_key_a_components_defaults_hold():
     assert list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, "global": {}}))  # global's own: kept
     assert "required" in schema.subchart_schema("ppo-job")["properties"]["data"]
     listed = {"raycluster": {"env": [{"value": "x"}], "extraSecretEnv": {"A": {"secretName": "s"}}}}
-    assert len(list(jsonschema.Draft7Validator(umbrella).iter_errors({**partial, **listed}))) == 2  # whole from the user
+    errors = jsonschema.Draft7Validator(umbrella).iter_errors({**partial, **listed})
+    assert len(list(errors)) == 2  # whole from the user
 
 
 @pytest.mark.parametrize("node, description", [
@@ -207,7 +203,8 @@ def test_no_fix_beside_a_ref_or_in_the_forms_its_node_covers():
     node = {"x-fix": "use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
     published = schema._published({"properties": {"a": node, "b": {"$ref": "#/definitions/c"}}},
                                   Wording(schema.values_schema()))["properties"]
-    assert published["a"] == {"description": "Fix: use x or y", "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
+    assert published["a"] == {"description": "Fix: use x or y",
+                              "anyOf": [{"const": ""}, {"type": "integer", "minimum": 1}]}
     assert published["b"] == {"$ref": "#/definitions/c"}
 
 
@@ -232,8 +229,39 @@ def test_a_schema_constraint_without_a_fix_sentence_is_named(tmp_path: Path, mon
 def test_every_schema_constraint_has_a_fix_sentence():
     assert unfixed(schema.values_schema()) == []
     broken = {"properties": {"name": {"type": "string", "pattern": "^a$"}, "map": {"type": "object",
-              "additionalProperties": False, "patternProperties": {"^x$": {}}}, "ok": {"anyOf": [{"const": ""}], "x-fix": "f"}}}
-    assert unfixed(broken) == ["#/properties/name: pattern without x-fix", "#/properties/map: additionalProperties without x-fix"]
+              "additionalProperties": False, "patternProperties": {"^x$": {}}},
+              "ok": {"anyOf": [{"const": ""}], "x-fix": "f"}}}
+    assert unfixed(broken) == ["#/properties/name: pattern without x-fix",
+                               "#/properties/map: additionalProperties without x-fix"]
+
+
+def helm_values(*files: Path) -> dict:
+    """.Values of the chart with these -f files, as Helm merges them."""
+    return merged_values(paths.CHART, HelmInputs(files=files))
+
+
+def test_the_umbrella_leaves_each_components_defaults_to_it():
+    """render reads a component's defaults from its own values.yaml as plain YAML: the umbrella's values.yaml
+    only switches each component on."""
+    umbrella = yaml.safe_load(paths.CHART_VALUES.read_text())
+    components = paths.components()
+    assert {name: umbrella[name] for name in components} == {name: {"enabled": True} for name in components}
+
+
+def test_the_generator_imports_no_ray_and_reads_nothing_of_the_lab():
+    """The product's runtime stays thin: the maintainers' tools (the dashboards' generators, the release tooling,
+    the lab's values) live under lab/, and the generator reaches none of them."""
+    for path in sorted((paths.ROOT / "generator").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert not {name.split(".")[0] for name in imported} & {"ray", "lab"}, path
+        # A path into the lab is a string of the code (docstrings and comments may name the lab).
+        docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+        strings = [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                   and isinstance(node.value, str) and id(node) not in docstrings]
+        assert not [text for text in strings if re.match(r"(\.?/)?lab(/|$)|requirements-test", text)], \
+            f"{path} reads a file of the lab"
 
 
 def test_subcharts_carry_no_copy_of_global():
@@ -278,7 +306,7 @@ def without_nulls(values):
 
 
 def test_chart_defaults_are_the_seed_shape():
-    assert without_nulls(chart_values()) == without_nulls(chart_values(paths.VALUES_DIR / "seed-2gpu.yaml")), \
+    assert without_nulls(helm_values()) == without_nulls(helm_values(paths.VALUES_DIR / "seed-2gpu.yaml")), \
         "the charts' values.yaml defaults must equal values/seed-2gpu.yaml"
 
 
@@ -314,7 +342,7 @@ def test_rendered_values_pass_the_checks_at_any_cluster_size(shape_name, nodes, 
     run = run_for(ppo, nodes, verl_version=verl_version_for(catalog.verl, shape, ppo))
     values_file.write_text(render_shape(shape, catalog.models["qwen2.5-0.5b"], run, ppo, catalog.verl))
     assert passes(values_file) == []
-    values = chart_values(values_file)
+    values = helm_values(values_file)
     gpus = values["global"]["gpu"]["nodes"] * values["global"]["gpu"]["perNode"]
     assert values["ppo-job"]["data"]["trainBatchSize"] >= max(256, gpus)
 
@@ -334,10 +362,13 @@ def test_rollout_memory_fraction_is_what_the_rollout_needs():
     a100 = size(CATALOG.shapes["a100-40g-x8"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=1))
     assert a100.tensor_parallel == 2 and a100.rollout_memory_fraction == 0.45
     # ... and half the rows per replica on two nodes bring it back to the guide's value.
-    assert size(CATALOG.shapes["a100-40g-x8"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=2)).rollout_memory_fraction == 0.4
+    two_nodes = size(CATALOG.shapes["a100-40g-x8"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=2))
+    assert two_nodes.rollout_memory_fraction == 0.4
     # A batch whose KV cache cannot fit stops at the cap of the GPU size, never past it.
-    huge = RunShape(nodes=1, train_batch_size=8192, ppo_mini_batch_size=64, max_prompt_length=4096, max_response_length=4096)
-    assert size(h200, CATALOG.models["qwen2.5-7b"], huge).rollout_memory_fraction == sizing.rollout_memory_cap(h200) == 0.7
+    huge = RunShape(nodes=1, train_batch_size=8192, ppo_mini_batch_size=64, max_prompt_length=4096,
+                    max_response_length=4096)
+    capped = size(h200, CATALOG.models["qwen2.5-7b"], huge)
+    assert capped.rollout_memory_fraction == sizing.rollout_memory_cap(h200) == 0.7
 
 
 # Critic-free algorithms: sized for n responses per prompt, without a critic (the chart's own table).
@@ -356,7 +387,8 @@ def test_a_version_added_to_the_table_is_offered_by_the_schema_and_the_algorithm
     `since` to the table's newest: one entry added, no other file edited."""
     entries = yaml.safe_load(verlversions.TABLE.read_text())
     table = tmp_path / "verl-versions.yaml"
-    table.write_text(yaml.safe_dump([*entries, {**entries[-1], "version": "0.10.0", "rolloutNames": ["vllm", "trtllm"]}]))
+    newer = {**entries[-1], "version": "0.10.0", "rolloutNames": ["vllm", "trtllm"]}
+    table.write_text(yaml.safe_dump([*entries, newer]))
     monkeypatch.setattr(verlversions, "TABLE", table)
     verlversions.verl_versions.cache_clear()
     values_schema.cache_clear()
@@ -402,7 +434,8 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
     grpo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["grpo"], 2), ALGORITHMS["grpo"]))["ppo-job"]
     assert grpo["algorithm"] == {"name": "grpo"} and "critic" not in grpo and "ref" in grpo
     assert "responsesPerPrompt" not in grpo["rollout"], "the chart's default n for the algorithm applies"
-    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2, verl_version="0.9.1"), ALGORITHMS["dapo"]))
+    dapo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["dapo"], 2, verl_version="0.9.1"),
+                                       ALGORITHMS["dapo"]))
     assert dapo["ppo-job"]["verlVersion"] == "0.9.1" and "ref" not in dapo["ppo-job"]
     rloo = yaml.safe_load(render_shape(shape, MODEL, run_for(ALGORITHMS["rloo"], 2), ALGORITHMS["rloo"]))["ppo-job"]
     assert "ref" in rloo, "a KL term in the reward needs the reference model's log-probs too"
@@ -410,11 +443,12 @@ def test_critic_free_values_have_no_critic_and_name_their_algorithm():
 
 @pytest.mark.parametrize("name", [name for name in ALGORITHMS if name != "ppo"])
 def test_render_algorithm_writes_values_that_pass_check(name, tmp_path: Path, capsys):
-    assert main(["render", "seed-2gpu", "h800-80g-x8", "--algorithm", name, "--nodes", "3", "--output", str(tmp_path)]) == 0
+    assert main(["render", "seed-2gpu", "h800-80g-x8", "--algorithm", name, "--nodes", "3",
+                 "--output", str(tmp_path)]) == 0
     written = sorted(tmp_path.glob(f"*-{name}.yaml"))
     assert [path.name for path in written] == [f"h800-80g-x8-{name}.yaml", f"seed-2gpu-{name}.yaml"]
     assert all(passes(path) == [] for path in written)
-    values = chart_values(written[0])["ppo-job"]
+    values = helm_values(written[0])["ppo-job"]
     assert values["algorithm"]["name"] == name
 
 
@@ -450,7 +484,8 @@ def test_cli_render_writes_what_values_holds_then_leaves_it_unchanged(tmp_path: 
     assert main(["render", "seed-2gpu", "a10-24g-x4", "--output", str(tmp_path)]) == 0
     written = capsys.readouterr().out.splitlines()
     assert sorted(written) == sorted(f"wrote {tmp_path / name}" for name in
-                                     ["seed-2gpu.yaml", "a10-24g-x4.yaml", *(f"platforms/{n}" for n in platform_overlays())])
+                                     ["seed-2gpu.yaml", "a10-24g-x4.yaml",
+                                      *(f"platforms/{n}" for n in platform_overlays())])
     for name in ["seed-2gpu.yaml", "a10-24g-x4.yaml", "platforms/vke.yaml", "platforms/generic.yaml"]:
         assert (tmp_path / name).read_text() == (paths.VALUES_DIR / name).read_text(), name
     assert main(["render", "seed-2gpu", "--output", str(tmp_path)]) == 0
@@ -538,7 +573,7 @@ def test_shapes_and_render_run_without_helm(tmp_path: Path):
     assert rendered.returncode == 0 and rendered.stderr == "", rendered.stderr
     for path in sorted(paths.VALUES_DIR.rglob("*.yaml")):
         assert (tmp_path / "values" / path.relative_to(paths.VALUES_DIR)).read_text() == path.read_text(), path
-    # DAPO is not in the chart's default veRL: the version comes from the chart's defaults, merged without Helm.
+    # DAPO is not in the chart's default veRL: the version comes from ppo-job's values.yaml, read without Helm.
     dapo = generator_run(env, "render", "seed-2gpu", "--algorithm", "dapo", "--output", str(tmp_path / "dapo"))
     assert dapo.returncode == 0, dapo.stderr
     assert yaml.safe_load((tmp_path / "dapo" / "seed-2gpu-dapo.yaml").read_text())["ppo-job"]["verlVersion"] == "0.9.1"
@@ -549,15 +584,15 @@ def test_check_without_helm_says_what_to_install_in_one_line(tmp_path: Path):
     done = generator_run(env, "check", str(paths.VALUES_DIR / "seed-2gpu.yaml"))
     cached = tmp_path / "empty-cache" / "bin" / "helm4"
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"check: no Helm found (no $HELM, no helm on PATH, nothing at {cached}): install Helm 3 or 4 " \
-                          "(https://helm.sh/docs/intro/install/) or run `make helm`\n"
+    assert done.stderr == f"check: no Helm found (no $HELM, no helm on PATH, nothing at {cached}): install Helm 3 " \
+                          "or 4 (https://helm.sh/docs/intro/install/) or run `make helm`\n"
 
 
 def test_check_names_a_helm_variable_that_is_no_helm(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setenv("HELM", str(tmp_path / "no-helm"))
     assert main(["check", str(paths.VALUES_DIR / "seed-2gpu.yaml"), str(paths.VALUES_DIR / "seed-2gpu.yaml")]) == 2
-    assert capsys.readouterr().err == f"check: $HELM is {tmp_path / 'no-helm'}, which is not an executable file: point " \
-                                      "HELM at a Helm 3 or 4 binary, or unset it to use the helm on PATH\n"
+    assert capsys.readouterr().err == f"check: $HELM is {tmp_path / 'no-helm'}, which is not an executable file: " \
+                                      "point HELM at a Helm 3 or 4 binary, or unset it to use the helm on PATH\n"
 
 
 def test_check_finds_helm_in_the_variable_then_on_path_then_in_the_cache(tmp_path: Path, capsys, monkeypatch):
@@ -582,24 +617,6 @@ def test_check_finds_helm_in_the_variable_then_on_path_then_in_the_cache(tmp_pat
         assert main(["check", seed]) == 0, step  # that Helm renders the chart
         assert capsys.readouterr().out == f"{seed}: ok\n"
     assert found == [PINNED_HELMS["helm4"], on_path / "helm", cache / "bin" / "helm4"]
-
-
-def test_python_merges_values_as_helm_does():
-    """chart_values (what render and the demo read, without Helm) against Helm 4's own merge, for every values
-    file, ci scenario and a platform stack, and for nulls and components switched off."""
-    stacks = [()] + [(path,) for path in sorted(paths.VALUES_DIR.glob("*.yaml"))]
-    stacks += [(path,) for path in sorted((paths.CHART / "ci").glob("*.yaml"))]
-    stacks += [(paths.VALUES_DIR / "h800-80g-x8.yaml", paths.VALUES_DIR / "platforms" / "vke.yaml")]
-    stacks += [(paths.ROOT / "tests" / "data" / "merge-nulls-and-switches.yaml",)]
-    for stack in stacks:
-        assert chart_values(*stack) == merged_values(paths.CHART, HelmInputs(files=stack)), stack
-
-
-def test_a_values_file_that_is_no_map_is_named(tmp_path: Path):
-    listed = tmp_path / "list.yaml"
-    listed.write_text("- a\n")
-    with pytest.raises(ValueError, match=f"{listed}: values must be a map of keys, not a list"):
-        chart_values(listed)
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
@@ -658,24 +675,6 @@ def test_cli_discover_without_a_cluster_names_the_fix(tmp_path: Path, capsys, mo
     assert err.startswith("discover: no cluster to read: ") and err.endswith("pass --kubeconfig or set KUBECONFIG\n")
 
 
-def test_cli_dashboards_writes_rays_dashboards_and_reports_drift(tmp_path: Path, capsys, monkeypatch):
-    from generator import dashboards, rolloutdashboard
-
-    monkeypatch.setattr(dashboards, "dashboard_path", lambda name: tmp_path / f"{name}.json")
-    assert main(["dashboards", "--check"]) == 1
-    generated = {**dashboards.generate(), **rolloutdashboard.generate()}
-    assert "rollout" in generated and "default" in generated
-    sources = {name: "generator/rolloutdashboard.py" if name == "rollout" else "Ray's generator" for name in generated}
-    assert capsys.readouterr().out.splitlines() == [f"{tmp_path / name}.json differs from {source}: run python "
-                                                    "-m generator dashboards" for name, source in sources.items()]
-    assert main(["dashboards"]) == 0
-    assert capsys.readouterr().out.splitlines() == [
-        f"wrote {tmp_path / name}.json ({len(text.encode()) // 1024} KiB)" for name, text in generated.items()]
-    for name, text in generated.items():
-        assert (tmp_path / f"{name}.json").read_text() == text == (paths.DASHBOARDS / f"{name}.json").read_text()
-    assert main(["dashboards", "--check"]) == 0 and capsys.readouterr().out == ""
-
-
 def test_cli_without_a_command_shows_the_usage(capsys):
     with pytest.raises(SystemExit) as stopped:
         main([])
@@ -687,7 +686,8 @@ def test_the_node_types_doc_adds_the_catalogs_verl_release_to_its_image():
     docs/node-types.md adds that release to that image (the docs' tables are generated from the catalog)."""
     text = (paths.ROOT / "docs/node-types.md").read_text()
     release = CATALOG.verl
-    assert f"FROM {release.image_repository}:{release.image_tag}\nRUN pip install --no-deps verl=={release.version} " in text
+    assert f"FROM {release.image_repository}:{release.image_tag}\n" \
+           f"RUN pip install --no-deps verl=={release.version} " in text
 
 
 def test_the_guides_shape_keeps_the_charts_verl_and_the_others_run_the_catalogs():

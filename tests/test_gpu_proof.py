@@ -52,7 +52,8 @@ def helm_template(values_file: str, *settings: str) -> list[dict]:
                "-f", str(ROOT / values_file)]
     for setting in settings:
         command += ["--set-string" if setting.startswith("ppo-job.verlVersion=") else "--set", setting]
-    return [o for o in yaml.safe_load_all(subprocess.run(command, check=True, capture_output=True, text=True).stdout) if o]
+    rendered = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return [o for o in yaml.safe_load_all(rendered) if o]
 
 
 def cluster_overrides(objects: list[dict]) -> dict[str, str]:
@@ -82,9 +83,11 @@ def test_every_file_the_submitters_pod_mounts_is_in_the_bundle(tmp_path, monkeyp
                                                             capture_output=True, text=True).stdout) if o]
     job = render_jobs.submitter_job(objects)
     config_maps = {o["metadata"]["name"]: o["data"] for o in objects if o["kind"] == "ConfigMap"}
-    volumes = {v["name"]: v["configMap"]["name"] for v in job["spec"]["template"]["spec"]["volumes"] if "configMap" in v}
-    container = job["spec"]["template"]["spec"]["containers"][0]
-    mounted = {m["mountPath"]: config_maps[volumes[m["name"]]] for m in container["volumeMounts"] if m["name"] in volumes}
+    pod = job["spec"]["template"]["spec"]
+    volumes = {v["name"]: v["configMap"]["name"] for v in pod["volumes"] if "configMap" in v}
+    container = pod["containers"][0]
+    mounted = {m["mountPath"]: config_maps[volumes[m["name"]]] for m in container["volumeMounts"]
+               if m["name"] in volumes}
     assert mounted and "preflight.py" in mounted["/etc/verl-ppo"]  # the file the proof once lacked is mounted
     for files in mounted.values():
         for file_name, text in files.items():
@@ -156,7 +159,8 @@ def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, m
     assert (proofed["trainer.nnodes"], proofed["trainer.n_gpus_per_node"]) == ("2", "1")
     assert (run["nodes"], run["gpus"], run["env"]["VERL_PPO_EXPECTED_GPUS"]) == (2, 1, "2")
     ray_cluster = next(o for o in chart if o["kind"] == "RayCluster")["spec"]
-    head_gpus = int(ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+    head_container = ray_cluster["headGroupSpec"]["template"]["spec"]["containers"][0]
+    head_gpus = int(head_container["resources"]["limits"]["nvidia.com/gpu"])
     workers = [(w["replicas"], int(w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]))
                for w in ray_cluster["workerGroupSpecs"]]
     assert head_gpus == run["gpus"] and workers == [(run["nodes"] - 1, run["gpus"])]
@@ -175,7 +179,8 @@ def test_the_grpo_run_is_the_charts_grpo_command(tmp_path, monkeypatch):
     changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
     assert changed <= ADJUSTED
     assert (proofed["algorithm.adv_estimator"], proofed["actor_rollout_ref.rollout.n"]) == ("grpo", "5")
-    assert proofed["actor_rollout_ref.actor.use_kl_loss"] == "true" and proofed["actor_rollout_ref.rollout.name"] == "vllm"
+    assert proofed["actor_rollout_ref.actor.use_kl_loss"] == "true"
+    assert proofed["actor_rollout_ref.rollout.name"] == "vllm"
     assert not [key for key in proofed if key.startswith("critic.")]
     assert run["checkpoint_dir"] == f"{render_jobs.MOUNT_PATH}/checkpoints/grpo/gsm8k"
 

@@ -20,7 +20,8 @@ def test_each_breakage_applies_once_to_the_checkout(breakage):
 
 def test_a_breakage_whose_text_moved_is_an_error_naming_it():
     moved = Breakage("a hole", "generator/sizing.py", "text that is nowhere", "", ("tests/test_sizing.py",))
-    with pytest.raises(ValueError, match=r"generator/sizing.py: the breakage of 'a hole' no longer applies: .* 0 times"):
+    with pytest.raises(ValueError,
+                       match=r"generator/sizing.py: the breakage of 'a hole' no longer applies: .* 0 times"):
         moved.apply((ROOT / moved.path).read_text())
 
 

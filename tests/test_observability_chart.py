@@ -9,7 +9,7 @@ import shlex
 import pytest
 import yaml
 
-from generator import dashboards as generator_dashboards
+from lab.dashboards import dashboard_path, ray_dashboards
 from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT
@@ -39,10 +39,10 @@ def env_of(pod_template: dict) -> dict[str, str]:
 
 
 def test_dashboards_are_the_pinned_rays_generator_output():
-    generated = generator_dashboards.generate()
+    generated = ray_dashboards.generate()
     for name, text in generated.items():
-        path = generator_dashboards.dashboard_path(name)
-        assert path.read_text() == text, f"{path} is stale or edited: run python -m generator dashboards"
+        path = dashboard_path(name)
+        assert path.read_text() == text, f"{path} is stale or edited: run make dashboards"
     assert set(generated) >= {"default", "data", "train"}
 
 
@@ -56,7 +56,7 @@ def test_one_config_map_per_dashboard_for_the_grafana_sidecar(helm, validator):
         board = json.loads(text)
         shipped = name.removeprefix("verl-ppo-dashboard-")
         assert key == f"ray-{shipped}-dashboard.json"
-        assert board == json.loads(generator_dashboards.dashboard_path(shipped).read_text())
+        assert board == json.loads(dashboard_path(shipped).read_text())
         assert any(v["name"] == "datasource" for v in board["templating"]["list"])
         assert all(panel.get("datasource") == "${datasource}" for panel in board["panels"] if panel.get("targets"))
         size = len(yaml.safe_dump(config_map).encode())
@@ -83,11 +83,12 @@ def test_the_rollout_dashboard_ships_beside_rays_when_listed(helm, validator):
     assert sorted(maps) == ["verl-ppo-dashboard-default", "verl-ppo-dashboard-rollout"]
     (key, text), = maps["verl-ppo-dashboard-rollout"]["data"].items()
     assert key == "verl-rollout-dashboard.json"
-    assert json.loads(text) == json.loads(generator_dashboards.dashboard_path("rollout").read_text())
+    assert json.loads(text) == json.loads(dashboard_path("rollout").read_text())
     assert maps["verl-ppo-dashboard-rollout"]["metadata"]["annotations"] == {"grafana_folder": "Ray"}
 
 
-ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true", "actor_rollout_ref.rollout.disable_log_stats=false",
+ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true",
+                   "actor_rollout_ref.rollout.disable_log_stats=false",
                    "actor_rollout_ref.rollout.prometheus.port=9090",
                    "actor_rollout_ref.rollout.prometheus.file=/tmp/ray/verl-ppo/rollout-prometheus.yml"]
 ROLLOUT_ON = ("--set", "global.rolloutMetrics.enabled=true", "--set-string", "ppo-job.verlVersion=0.9.1")
@@ -122,7 +123,8 @@ def test_rollout_metrics_reach_veRL_the_head_sidecar_the_monitor_and_the_policy(
     assert {"name": "rollout-prometheus", "emptyDir": {}} in pods["head"]["spec"]["volumes"]
     monitor = next(m for m in of_kind(documents, "PodMonitor") if m["metadata"]["name"].endswith("ray-head"))
     endpoint = next(e for e in monitor["spec"]["podMetricsEndpoints"] if e["port"] == "rollout-prom")
-    assert (endpoint["path"], endpoint["params"], endpoint["honorLabels"]) == ("/federate", {"match[]": ['{job="rollout"}']}, True)
+    federated = ("/federate", {"match[]": ['{job="rollout"}']}, True)
+    assert (endpoint["path"], endpoint["params"], endpoint["honorLabels"]) == federated
     assert endpoint["relabelings"][0]["targetLabel"] == "ray_io_cluster"
     policy = next(p for p in of_kind(documents, "NetworkPolicy") if p["metadata"]["name"].endswith("-ray"))
     metrics_rule = next(rule for rule in policy["spec"]["ingress"] if {"port": 8080} in rule.get("ports", []))
@@ -130,7 +132,8 @@ def test_rollout_metrics_reach_veRL_the_head_sidecar_the_monitor_and_the_policy(
 
 
 def test_the_monitors_additional_labels_reach_the_rollout_endpoint(helm, validator):
-    documents = render(helm, validator, *ROLLOUT_ON, "--set-string", "observability.podMonitor.additionalLabels.volcengine\\.vmp=true")
+    documents = render(helm, validator, *ROLLOUT_ON,
+                       "--set-string", "observability.podMonitor.additionalLabels.volcengine\\.vmp=true")
     monitor = next(m for m in of_kind(documents, "PodMonitor") if m["metadata"]["name"].endswith("ray-head"))
     assert monitor["metadata"]["labels"]["volcengine.vmp"] == "true"
     assert "rollout-prom" in [e["port"] for e in monitor["spec"]["podMetricsEndpoints"]]
@@ -146,10 +149,12 @@ def test_without_rollout_metrics_nothing_new_renders(helm, validator):
 
 @pytest.mark.parametrize("version", ["0.4.1", "0.3.0.post1"])
 def test_rollout_metrics_on_a_veRL_without_them_is_refused(helm, version):
-    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true", "--set-string", f"ppo-job.verlVersion={version}")
+    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true",
+                               "--set-string", f"ppo-job.verlVersion={version}")
     assert result.returncode != 0
-    assert (f"global.rolloutMetrics.enabled=true: but veRL {version}'s rollout servers export no metrics" in result.output
-            and "Fix: --set ppo-job.verlVersion=0.9.1" in result.output), result.output
+    assert f"global.rolloutMetrics.enabled=true: but veRL {version}'s rollout servers export no metrics" \
+        in result.output, result.output
+    assert "Fix: --set ppo-job.verlVersion=0.9.1" in result.output, result.output
 
 
 def test_pod_monitor_settings_reach_every_endpoint(helm, validator):
@@ -181,7 +186,8 @@ def test_tracing_hook_is_mounted_on_every_ray_node(helm, validator):
     hook_map = next(m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"] == "verl-ppo-tracing-hook")
     assert hook_map["data"]["verl_ppo_tracing.py"] == HOOK_FILE.read_text().rstrip("\n")
     cluster = of_kind(documents, "RayCluster")[0]
-    assert cluster["spec"]["headGroupSpec"]["rayStartParams"]["tracing-startup-hook"] == "verl_ppo_tracing:setup_tracing"
+    start_params = cluster["spec"]["headGroupSpec"]["rayStartParams"]
+    assert start_params["tracing-startup-hook"] == "verl_ppo_tracing:setup_tracing"
     for role, template in ray_containers(documents).items():
         env = env_of(template)
         mount = next(m for m in template["spec"]["containers"][0]["volumeMounts"] if m["name"] == "tracing-hook")
@@ -195,7 +201,8 @@ def test_tracing_hook_is_mounted_on_every_ray_node(helm, validator):
 
 def test_tracing_switches_turn_each_part_off(helm, validator):
     documents = render(helm, validator, "--set", "raycluster.tracing.startupHook.enabled=false", "--set",
-                       "raycluster.tracing.apmplusInject=false", "--set", "raycluster.tracing.disabledInstrumentations=")
+                       "raycluster.tracing.apmplusInject=false",
+                       "--set", "raycluster.tracing.disabledInstrumentations=")
     assert not [m for m in of_kind(documents, "ConfigMap") if m["metadata"]["name"].endswith("tracing-hook")]
     assert "tracing-startup-hook" not in of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["rayStartParams"]
     for template in ray_containers(documents).values():
@@ -237,7 +244,8 @@ def test_tensorboard_reads_the_runs_directory_and_is_restricted(helm, validator)
     pod = deployment["spec"]["template"]["spec"]
     assert_restricted(pod)
     container = pod["containers"][0]
-    cluster_image = of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
+    head = of_kind(documents, "RayCluster")[0]["spec"]["headGroupSpec"]["template"]["spec"]
+    cluster_image = head["containers"][0]["image"]
     assert container["image"] == cluster_image
     logdir = next(a for a in container["args"] if a.startswith("--logdir=")).removeprefix("--logdir=")
     for template in ray_containers(documents).values():
@@ -275,7 +283,8 @@ def test_notes_name_the_dashboards_folder_and_tensorboard():
 
 
 # An Ingress with both safeguards waived, so that only the case's own mistake fails.
-OPEN_INGRESS = {"ingress": {"enabled": True, "allowUnauthenticated": True}, "networkPolicy": {"dashboardFromAnywhere": True}}
+OPEN_INGRESS = {"ingress": {"enabled": True, "allowUnauthenticated": True},
+                "networkPolicy": {"dashboardFromAnywhere": True}}
 
 CASES = [
     Case("tensorboard-path-without-tensorboard", {"global": {"tensorboard": {"ingressPath": "/tb"}}},

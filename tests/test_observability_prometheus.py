@@ -27,7 +27,8 @@ def rendered():
     result = helm_cli.template(helm_binaries()["helm4"])
     assert result.returncode == 0, result.output
     documents = result.documents()
-    return ([d for d in documents if d["kind"] == "PodMonitor"], next(d for d in documents if d["kind"] == "RayCluster"))
+    return ([d for d in documents if d["kind"] == "PodMonitor"],
+            next(d for d in documents if d["kind"] == "RayCluster"))
 
 
 def head_pod(cluster: dict, local_ports: dict[int, int]) -> PodTarget:
@@ -64,7 +65,8 @@ def test_default_dashboard_has_data_from_a_ray_head_scraped_through_the_pod_moni
     counted = [q for q in queries if not q.needs_accelerator]
     gcs_port = free_port()
     # A short temp dir: Ray's Unix sockets live under it, and their paths have a length limit.
-    with ray_head(tmp_path_factory.mktemp("ray"), gpus=2, extra_env=env, metrics_port=local[METRICS], gcs_port=gcs_port):
+    with ray_head(tmp_path_factory.mktemp("ray"), gpus=2, extra_env=env, metrics_port=local[METRICS],
+                  gcs_port=gcs_port):
         workload = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "metrics_workload.py"),
                                      f"127.0.0.1:{gcs_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

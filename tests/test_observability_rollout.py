@@ -15,7 +15,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from generator import rolloutdashboard as board
+from lab.dashboards import rollout as board
 from support import dashboards
 from support import helm as helm_cli
 from support.prometheus import PodTarget, Prometheus, prometheus, scrape_configs, wait_until_serving
@@ -125,7 +125,8 @@ def verls_scrape_config(rollout_servers: list[str]) -> dict:
     """What veRL 0.9.1 writes into rollout.prometheus.file on every Ray node once its rollout servers are up
     (verl/workers/rollout/utils.py, update_prometheus_config): Ray's node discovery and the servers."""
     return {"global": {"scrape_interval": "10s", "evaluation_interval": "10s"},
-            "scrape_configs": [{"job_name": "ray", "file_sd_configs": [{"files": ["/tmp/ray/prom_metrics_service_discovery.json"]}]},
+            "scrape_configs": [{"job_name": "ray",
+                                "file_sd_configs": [{"files": ["/tmp/ray/prom_metrics_service_discovery.json"]}]},
                                {"job_name": "rollout", "static_configs": [{"targets": rollout_servers}]}]}
 
 

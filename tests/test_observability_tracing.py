@@ -19,7 +19,8 @@ DRIVER = ROOT / "tests" / "support" / "traced_driver.py"
 
 
 def rendered(endpoint: str) -> tuple[dict, dict]:
-    result = helm_cli.template(helm_binaries()["helm4"], "--set", f"raycluster.tracing.startupHook.otlpEndpoint={endpoint}")
+    result = helm_cli.template(helm_binaries()["helm4"],
+                               "--set", f"raycluster.tracing.startupHook.otlpEndpoint={endpoint}")
     assert result.returncode == 0, result.output
     documents = result.documents()
     return (next(d for d in documents if d["kind"] == "RayCluster"),
@@ -100,7 +101,8 @@ print("kept" if after is before else type(after).__name__)
 @pytest.mark.parametrize("state, expected", [("installed", "kept"), ("none", "TracerProvider")])
 def test_an_installed_tracer_provider_is_left_alone(state, expected):
     hook_dir = ROOT / "charts" / "verl-ppo" / "charts" / "raycluster" / "files"
-    env = {**os.environ, "PYTHONPATH": str(hook_dir), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces"}
+    env = {**os.environ, "PYTHONPATH": str(hook_dir),
+           "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces"}
     result = subprocess.run([sys.executable, "-c", KEEPS_OR_INSTALLS, state], env=env, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr

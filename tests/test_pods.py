@@ -91,11 +91,13 @@ def test_the_tracing_hook_loads_on_every_ray_node(release):
         @ray.remote(num_cpus=0)
         def traced():
             from ray.util.tracing import tracing_helper
-            return [ray.util.get_node_ip_address(), "verl_ppo_tracing" in sys.modules, tracing_helper._is_tracing_enabled()]
+            return [ray.util.get_node_ip_address(), "verl_ppo_tracing" in sys.modules,
+                    tracing_helper._is_tracing_enabled()]
 
         nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
-        print(json.dumps(ray.get([traced.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
-                                  for n in nodes], timeout=90)))
+        pinned = [traced.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
+                  for n in nodes]
+        print(json.dumps(ray.get(pinned, timeout=90)))
     """, timeout=150)
     assert result.code == 0, result.output
     # Ray may log a warning after the result (a raylet retrying the GCS under load): read the result's line.
@@ -137,18 +139,21 @@ def set_worker_shared_volume(release: PodRelease, volume: dict) -> None:
 def test_the_preflight_names_the_node_whose_volume_differs(release):
     """A worker with a volume of its own (an emptyDir where the claim should be): the preflight fails and names it."""
     release.finished_job(release.submitter_jobs()[0].metadata.name)  # the install's run is not to see the change
-    job = next(d for d in yaml.safe_load_all(release.helm.run("get", "manifest", RELEASE, "--namespace", NAMESPACE).stdout)
-               if d and d["kind"] == "Job")
+    manifest = release.helm.run("get", "manifest", RELEASE, "--namespace", NAMESPACE).stdout
+    job = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "Job")
     expected = next(e["value"] for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
                     if e["name"] == "VERL_PPO_PREFLIGHT_EXPECTED")
-    claim = next(v for v in release.pod("worker").spec.volumes if v.name == "shared-data").persistent_volume_claim.claim_name
+    shared = next(v for v in release.pod("worker").spec.volumes if v.name == "shared-data")
+    claim = shared.persistent_volume_claim.claim_name
     set_worker_shared_volume(release, {"emptyDir": {}})
     try:
         worker_ip = release.pod("worker").status.pod_ip
-        result = run_in(release.api, NAMESPACE, release.head, ["python3", "-c", PREFLIGHT.read_text(), expected], timeout=300)
+        result = run_in(release.api, NAMESPACE, release.head, ["python3", "-c", PREFLIGHT.read_text(), expected],
+                        timeout=300)
         assert result.code == 1, result.output
         failed = next(line for line in result.output.splitlines() if line.startswith("preflight FAILED on:"))
-        assert worker_ip in failed and release.worker in failed and release.pod("head").status.pod_ip not in failed, result.output
+        assert worker_ip in failed and release.worker in failed, result.output
+        assert release.pod("head").status.pod_ip not in failed, result.output
         worker_row = next(line for line in result.output.splitlines() if line.startswith(worker_ip))
         assert "another volume" in worker_row, result.output
     finally:
@@ -196,11 +201,17 @@ def test_prometheus_scrapes_the_pods_through_the_operators_config_of_the_pod_mon
     start_prometheus_operator(release.cluster)
     create_prometheus(release.cluster, MONITOR_LABELS, [NAMESPACE])
     try:
-        monitors = client.CustomObjectsApi(release.api).list_namespaced_custom_object(*MONITORING, NAMESPACE, "podmonitors")
-        ports = {m["metadata"]["name"]: [e["port"] for e in m["spec"]["podMetricsEndpoints"]] for m in monitors["items"]}
-        jobs = {f"podMonitor/{NAMESPACE}/{name}/{index}" for name, names in ports.items() for index in range(len(names))}
-        processes.wait_for("the operator's scrape config for every PodMonitor endpoint",
-                           lambda: {j["job_name"] for j in generated_config(release.api).get("scrape_configs", [])} == jobs,
+        custom = client.CustomObjectsApi(release.api)
+        monitors = custom.list_namespaced_custom_object(*MONITORING, NAMESPACE, "podmonitors")
+        ports = {m["metadata"]["name"]: [e["port"] for e in m["spec"]["podMetricsEndpoints"]]
+                 for m in monitors["items"]}
+        jobs = {f"podMonitor/{NAMESPACE}/{name}/{index}"
+                for name, names in ports.items() for index in range(len(names))}
+
+        def scrape_jobs() -> set[str]:
+            return {j["job_name"] for j in generated_config(release.api).get("scrape_configs", [])}
+
+        processes.wait_for("the operator's scrape config for every PodMonitor endpoint", lambda: scrape_jobs() == jobs,
                            120, release.cluster.log("prometheus-operator"))
         config = generated_config(release.api)
         head, worker = release.head, release.worker
@@ -217,7 +228,8 @@ def test_prometheus_scrapes_the_pods_through_the_operators_config_of_the_pod_mon
                 raise AssertionError(f"{error}; targets {scraped(server)}") from None
             clusters = server.label_values("ray_io_cluster", variable.expr)
         assert clusters == [release.pod("head").metadata.labels["ray.io/cluster"]], clusters
-        assert sorted(expected) == sorted({(head, "metrics"), (head, "as-metrics"), (head, "dash-metrics"), (worker, "metrics")})
+        assert sorted(expected) == sorted({(head, "metrics"), (head, "as-metrics"), (head, "dash-metrics"),
+                                           (worker, "metrics")})
     finally:
         delete_prometheus(release.cluster)
 
@@ -230,7 +242,8 @@ def test_the_network_policy_keeps_other_namespaces_out(release):
         "containers": [{"name": "probe", "image": image, "imagePullPolicy": "Never", "command": ["sleep", "3600"],
                         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}}}],
         "terminationGracePeriodSeconds": 0}})
-    processes.wait_for("outsider pod running", lambda: containers_ready(core.read_namespaced_pod("probe", OUTSIDER)), 120)
+    processes.wait_for("outsider pod running",
+                       lambda: containers_ready(core.read_namespaced_pod("probe", OUTSIDER)), 120)
     head_ip = release.pod("head").status.pod_ip
 
     assert connects(release.api, NAMESPACE, release.worker, head_ip, HEAD_PORTS) == {p: True for p in HEAD_PORTS}
@@ -238,10 +251,12 @@ def test_the_network_policy_keeps_other_namespaces_out(release):
 
     release.upgrade("--set", "raycluster.networkPolicy.enabled=false")
     processes.wait_for("outsider reaches the head without the policy",
-                       lambda: all(connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS).values()), 60, interval=2)
+                       lambda: all(connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS).values()),
+                       60, interval=2)
     release.upgrade()  # the policy back on, for what follows
     processes.wait_for("outsider kept out again",
-                       lambda: not any(connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS).values()), 60, interval=2)
+                       lambda: not any(connects(release.api, OUTSIDER, "probe", head_ip, HEAD_PORTS).values()),
+                       60, interval=2)
 
 
 def test_an_upgrade_that_changes_the_run_supersedes_it_and_a_failed_run_fails_the_job(release):

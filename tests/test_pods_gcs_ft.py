@@ -70,7 +70,8 @@ def test_the_head_pod_deleted_the_worker_stays_and_the_run_resumes(release):
     assert f"{run.job}-a1's driver ran on node {first['driver_node_id'][:12]}, which is gone" in result.logs
     assert f"{run.job}-a1 ended LOST: starting attempt 2" in result.logs and len(result.pods) == 1
     # Runs at once: attempt 1's driver ended with its head, whatever its record says.
-    ended = {**first, "status": f"LOST (record {first['status']})", "end_time": min(first["end_time"] or deleted_at, deleted_at)}
+    ended = {**first, "status": f"LOST (record {first['status']})",
+             "end_time": min(first["end_time"] or deleted_at, deleted_at)}
     result = dataclasses.replace(result, attempts={**result.attempts, 1: ended},
                                  at_once=most_at_once([ended, result.attempts[2]]))
     assert_succeeded(result, run, attempts=2)

@@ -44,8 +44,8 @@ def test_the_head_refuses_a_request_without_the_token(release):
         import os, urllib.error, urllib.request
         def status(headers):
             try:
-                return urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:8265/api/jobs/", headers=headers),
-                                              timeout=30).status
+                jobs = urllib.request.Request("http://127.0.0.1:8265/api/jobs/", headers=headers)
+                return urllib.request.urlopen(jobs, timeout=30).status
             except urllib.error.HTTPError as error:
                 return error.code
         print(status({}), status({"X-Ray-Authorization": "Bearer " + os.environ["RAY_AUTH_TOKEN"]}))

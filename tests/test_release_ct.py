@@ -68,7 +68,8 @@ def component_lint(chart: Path) -> subprocess.CompletedProcess:
     if yamale.returncode:
         return yamale
     return subprocess.run([str(tools / "yamllint"), "--config-file", str(paths.ROOT / "lab" / "lintconf.yaml"),
-                           str(chart / "Chart.yaml"), str(chart / "values.yaml")], capture_output=True, text=True, timeout=120)
+                           str(chart / "Chart.yaml"), str(chart / "values.yaml")], capture_output=True, text=True,
+                           timeout=120)
 
 
 @pytest.mark.parametrize("name", [name for name in CHARTS if name != "verl-ppo"])

@@ -56,7 +56,14 @@ def test_package_carries_the_values_files(signed):
                 for path in sorted(paths.VALUES_DIR.rglob("*.yaml"))}
     assert {name: content for name, content in packaged.items() if name.startswith(f"{NAME}/{PACKAGED_VALUES}/")} \
         == expected
-    assert f"{NAME}/{PACKAGED_VALUES}/{SHAPE}.yaml" in packaged and f"{NAME}/{PACKAGED_VALUES}/platforms/vke.yaml" in packaged
+    assert f"{NAME}/{PACKAGED_VALUES}/{SHAPE}.yaml" in packaged
+    assert f"{NAME}/{PACKAGED_VALUES}/platforms/vke.yaml" in packaged
+
+
+def test_package_ships_no_file_of_the_lab(signed):
+    """The lab's own files (the real node's values, the release records) stay out of what users install."""
+    lab = {path.read_bytes() for path in (paths.ROOT / "lab").rglob("*") if path.is_file()} - {b""}
+    assert [name for name, content in members(signed).items() if content in lab] == []
 
 
 def test_signed_package_verifies(helm, signed, signing_key):

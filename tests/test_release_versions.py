@@ -30,7 +30,8 @@ def test_record_names_every_chart():
 
 def test_umbrella_requires_its_subcharts_as_they_are():
     """The umbrella's dependencies name each subchart's own version, so a subchart bump shows there too."""
-    dependencies = {d["name"]: d["version"] for d in yaml.safe_load((REPOSITORY.umbrella / "Chart.yaml").read_text())["dependencies"]}
+    umbrella = yaml.safe_load((REPOSITORY.umbrella / "Chart.yaml").read_text())
+    dependencies = {d["name"]: d["version"] for d in umbrella["dependencies"]}
     versions = {name: yaml.safe_load((chart / "Chart.yaml").read_text())["version"]
                 for name, chart in REPOSITORY.charts().items() if chart != REPOSITORY.umbrella}
     assert dependencies == versions

@@ -77,7 +77,10 @@ set -euo pipefail
 root=$1; cache=$root/cache
 source {steps}
 noisy_ready() {{ [ -f "$cache/noisy" ]; }}
-noisy_build() {{ for i in $(seq 200); do echo "go: downloading example.com/m$i v1.0.0" >&2; done; touch "$cache/noisy"; }}
+noisy_build() {{
+  for i in $(seq 200); do echo "go: downloading example.com/m$i v1.0.0" >&2; done
+  touch "$cache/noisy"
+}}
 quiet_ready() {{ [ -f "$cache/quiet" ]; }}
 quiet_build() {{ touch "$cache/quiet"; }}
 broken_ready() {{ false; }}

@@ -119,7 +119,8 @@ def test_budgets_hold_a_whole_row_and_are_powers_of_two(shape_name, model):
 def test_batches_with_several_responses_need_whole_samples_only_after_n():
     """8 GPUs, n = 4: a mini batch of 50 gives 200 samples, divisible by 8, so it stays; the train batch
     grows to whole mini batches."""
-    sizing = size(CATALOG.shapes["h800-80g-x8"], MODEL, RunShape(nodes=1, ppo_mini_batch_size=50, responses_per_prompt=4))
+    sizing = size(CATALOG.shapes["h800-80g-x8"], MODEL,
+                  RunShape(nodes=1, ppo_mini_batch_size=50, responses_per_prompt=4))
     assert (sizing.train_batch_size, sizing.ppo_mini_batch_size) == (300, 50)
 
 

@@ -104,8 +104,8 @@ def test_a_component_installed_alone_says_it_is_a_component(helm, built_alone, n
                           "--kube-version", kubernetes_version())
     assert result.returncode != 0
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert line.endswith(f"{name} is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone: "
-                         "install charts/verl-ppo and switch off the components you do not need (e.g. --set "
+    assert line.endswith(f"{name} is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install "
+                         "alone: install charts/verl-ppo and switch off the components you do not need (e.g. --set "
                          "raycluster.enabled=false); its README shows each use"), result.stderr
 
 

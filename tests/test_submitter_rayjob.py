@@ -31,7 +31,8 @@ def submissions(dashboard: str, rayjob: str) -> list[dict]:
         return [job for job in json.load(response) if (job.get("submission_id") or "").startswith(rayjob)]
 
 
-def start_rayjob_submitter(dashboard, tmp_path, submission_id, seconds=1.0, code=0, **settings: str) -> subprocess.Popen:
+def start_rayjob_submitter(dashboard, tmp_path, submission_id, seconds=1.0, code=0,
+                           **settings: str) -> subprocess.Popen:
     """The pod KubeRay starts from ppo-job.submitterPod: no job-name prefix, KubeRay's id and address."""
     spec = write_spec(tmp_path, submission_id, seconds, code)
     env = submitter_env(dashboard, spec, "unused-0000", max_attempts="3", **settings)
@@ -106,7 +107,8 @@ def test_an_id_another_pod_submitted_at_the_same_moment_is_reattached(dashboard,
     assert code == 0, output
     assert f"{submission_id} already exists (submitted by another pod at the same moment): re-attaching" in output
     assert f"{submission_id}: status=SUCCEEDED" in output, output
-    runs = [j["submission_id"] for j in submissions(dashboard, submission_id) if "-preflight-" not in j["submission_id"]]
+    runs = [j["submission_id"] for j in submissions(dashboard, submission_id)
+            if "-preflight-" not in j["submission_id"]]
     assert runs == [submission_id]
 
 

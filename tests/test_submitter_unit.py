@@ -193,7 +193,8 @@ def test_cluster_ready_once_the_gpus_reach_the_expected_count(capsys):
     assert "cluster ready: 4 GPUs (need 4)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("answer, seen", [(3.0, "saw 3 GPUs"), (ValueError("bad JSON"), "saw dashboard not answering (bad JSON)")])
+@pytest.mark.parametrize("answer, seen",
+                         [(3.0, "saw 3 GPUs"), (ValueError("bad JSON"), "saw dashboard not answering (bad JSON)")])
 def test_cluster_wait_times_out_with_what_it_saw(capsys, answer, seen):
     with pytest.raises(SystemExit) as exit_:
         submitter.wait_for_cluster(AnsweredHead(gpus=[answer]), settings(wait_timeout_seconds=0.05))
@@ -317,7 +318,8 @@ def test_an_active_or_succeeded_attempt_is_reattached(capsys, status):
 def test_an_ended_attempt_is_followed_by_the_next(capsys, status):
     head = AnsweredHead([record(1, "FAILED"), record(2, status), record("2-preflight-abc123", "SUCCEEDED")])
     assert submitter.choose_submission(head, settings()) == submitter.Choice(f"{PREFIX}-a3", 3, True)
-    assert f"{PREFIX}-a2 ended {status}: starting attempt 3, resuming from the last checkpoint" in capsys.readouterr().out
+    assert f"{PREFIX}-a2 ended {status}: starting attempt 3, resuming from the last checkpoint" in \
+        capsys.readouterr().out
 
 
 def test_attempts_are_numbers_not_text():
@@ -334,7 +336,8 @@ def test_the_last_allowed_attempt_is_reported_not_repeated(capsys):
 
 
 def test_attempts_lost_with_their_head_count_against_the_limit():
-    assert submitter.choose_submission(AnsweredHead(), settings(), lost={1}) == submitter.Choice(f"{PREFIX}-a2", 2, True)
+    assert submitter.choose_submission(AnsweredHead(), settings(), lost={1}) == \
+        submitter.Choice(f"{PREFIX}-a2", 2, True)
     assert submitter.choose_submission(AnsweredHead(), settings(), lost={1, 2, 3}) == submitter.Choice(
         f"{PREFIX}-a3", 3, False, submitter.LOST)
     # A head that still knows a lost attempt tells its real status.
@@ -342,7 +345,8 @@ def test_attempts_lost_with_their_head_count_against_the_limit():
 
 
 def test_kuberays_id_is_reattached_when_the_head_has_it(capsys):
-    head = AnsweredHead([{"submission_id": "rayjob-zzz", "status": "FAILED"}, {"submission_id": "rayjob-abc", "status": "RUNNING"}])
+    head = AnsweredHead([{"submission_id": "rayjob-zzz", "status": "FAILED"},
+                         {"submission_id": "rayjob-abc", "status": "RUNNING"}])
     assert submitter.given_submission(head, "rayjob-abc") == ("rayjob-abc", False)
     assert "re-attaching to rayjob-abc (RUNNING)" in capsys.readouterr().out
     assert submitter.given_submission(head, "rayjob-abcd") == ("rayjob-abcd", True)
@@ -351,7 +355,8 @@ def test_kuberays_id_is_reattached_when_the_head_has_it(capsys):
 # Stopping runs.
 
 def test_only_the_releases_active_runs_are_stopped_and_the_kept_run_stays(capsys):
-    head = AnsweredHead([record(1, "RUNNING"), record(1, "PENDING", f"{FAMILY}-1234"), record(2, "SUCCEEDED", f"{FAMILY}-1234"),
+    head = AnsweredHead([record(1, "RUNNING"), record(1, "PENDING", f"{FAMILY}-1234"),
+                         record(2, "SUCCEEDED", f"{FAMILY}-1234"),
                          record(1, "RUNNING", "other-ppo-job-0af3"), record(3, "RUNNING", f"{FAMILY}-beef"),
                          {"submission_id": None, "status": "RUNNING"}])
     submitter.stop_active(head, settings().family_pattern(), "superseded", keep_prefix=f"{FAMILY}-beef")
@@ -461,7 +466,8 @@ def test_a_silent_dashboard_is_waited_for_within_its_bound(capsys):
     assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) is None
     assert len(silent_since) == 1
     assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) is None
-    assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) == {"status": "RUNNING"}
+    assert submitter.job_status(head, "j", settings(dashboard_timeout_seconds=60), silent_since) == \
+        {"status": "RUNNING"}
     assert silent_since == []
     out = capsys.readouterr().out
     assert out.count("dashboard not answering") == 1 and "waiting up to 60s for it" in out
@@ -471,7 +477,8 @@ def test_a_silent_dashboard_is_waited_for_within_its_bound(capsys):
 def test_a_dashboard_silent_past_its_bound_means_the_head_was_lost():
     silent_since = [time.monotonic() - 1.0]
     with pytest.raises(submitter.HeadLost, match=r"did not answer for 0.5s \(bad JSON\)"):
-        submitter.job_status(AnsweredHead(replies=[ValueError("bad JSON")]), "j", settings(dashboard_timeout_seconds=0.5),
+        submitter.job_status(AnsweredHead(replies=[ValueError("bad JSON")]), "j",
+                             settings(dashboard_timeout_seconds=0.5),
                              silent_since)
     silent_since = [time.monotonic()]
     assert submitter.job_status(AnsweredHead(replies=[ValueError("bad JSON")]), "j",
@@ -520,7 +527,7 @@ def test_sigterm_when_the_job_was_deleted_stops_this_runs_attempts_only(capsys):
                          record("2-preflight-abc123", "RUNNING")])
     assert submitter.on_terminate(head, DeletedJob("team", PREFIX), settings()) == 143
     assert head.stopped == [f"{PREFIX}-a2"]
-    assert f"terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
+    assert "terminating: its Job was deleted; stopping the Ray job" in capsys.readouterr().out
 
 
 def test_sigterm_on_a_head_that_times_out_still_exits_143(capsys):
@@ -684,7 +691,8 @@ def test_an_id_submitted_by_another_pod_at_the_same_moment_is_reattached(capsys,
             raise http_error(code, f"ValueError: Job with submission_id {submission_id} already exists. "
                                    "Please use a different submission_id.")
 
-    head = RacedHead([], gpus=[4.0], replies=[{"submission_id": expected, "status": "SUCCEEDED", "driver_exit_code": 0}])
+    head = RacedHead([], gpus=[4.0],
+                     replies=[{"submission_id": expected, "status": "SUCCEEDED", "driver_exit_code": 0}])
     with within(10):
         assert submitter.run(head, settings(submission_id=given, dashboard_timeout_seconds=60)) == 0
     assert head.submitted == [expected]
@@ -922,7 +930,8 @@ def test_the_jobs_api_client_sends_what_ray_reads():
                                             {"state": "DEAD", "resources_total": {"GPU": 8.0}},
                                             {"state": "ALIVE", "resources_total": {"CPU": 4.0}}]}}}
     answers = {("POST", "/api/jobs/"): (200, {"submission_id": "j-a1"}), ("GET", "/api/jobs/"): (200, None),
-               ("POST", "/api/jobs/j-a1/stop"): (200, {"stopped": True}), ("GET", "/api/jobs/j-a1"): (200, {"status": "RUNNING"}),
+               ("POST", "/api/jobs/j-a1/stop"): (200, {"stopped": True}),
+               ("GET", "/api/jobs/j-a1"): (200, {"status": "RUNNING"}),
                ("GET", "/api/v0/nodes?limit=10000&detail=true"): (200, nodes)}
     with answering(answers) as (url, received):
         api = submitter.RayJobsAPI(url)

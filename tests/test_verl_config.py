@@ -20,10 +20,9 @@ from generator.cli import main as generator_main
 from support import helm as helm_cli
 from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 
-# Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios (not realnode-values.yaml,
-# tier 7's stand-in driver on the real node, which runs no veRL).
+# Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios.
 VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
-                *sorted(p for p in (ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml") if p.name != "realnode-values.yaml")]
+                *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
 ALGORITHMS = algorithms()
 VERSIONS = by_version()
 
@@ -130,12 +129,14 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
     ("actor_rollout_ref.actor.loss_scale_factor=null", None),
     ("actor_rollout_ref.actor.ppo_micro_batch_size=null", None),
     ("actor_rollout_ref.rollout.gpu_memory_utilization=1", None),  # an int is a float too
-    ("trainer.save_freq=true", "trainer.save_freq=True: veRL reads a number here (its default is a number)"),  # a bool is no number
+    # A bool is no number.
+    ("trainer.save_freq=true", "trainer.save_freq=True: veRL reads a number here (its default is a number)"),
     ("actor_rollout_ref.actor.clip_ratio=false", "actor_rollout_ref.actor.clip_ratio=False: veRL declares float "
                                                  "(FSDPActorConfig.clip_ratio: float)"),
     ("trainer.project_name=42", None),  # a str field takes any scalar, as OmegaConf converts it
     ("trainer.val_before_trian=False", "Key 'val_before_trian' is not in struct"),  # Hydra's first line
-    ("actor_rollout_ref.rollout.gpu_memory_utilization=0", "actor_rollout_ref.rollout.gpu_memory_utilization=0: must be "
+    ("actor_rollout_ref.rollout.gpu_memory_utilization=0",
+     "actor_rollout_ref.rollout.gpu_memory_utilization=0: must be "
      "> 0 and <= 1 (the rollout engine's share of each GPU's memory; vLLM refuses more than 1)"),  # an open low end
     ("trainer.nnodes=1", None),  # a closed low end
     ("++trainer.nnodes=0", "trainer.nnodes=0: must be >= 1 (veRL builds its GPU resource pool as [n_gpus_per_node] * "
@@ -144,12 +145,15 @@ def test_the_declared_types_come_from_verls_dataclasses_where_it_has_them():
     ("trainer.nnodes=???", None),  # a value left to be given later
     ("trainer.n_gpus_per_node=1", None),  # each range's closed low end, and the value under it
     ("data.train_batch_size=1", None),
-    ("data.train_batch_size=0", "data.train_batch_size=0: must be >= 1 (veRL divides it by the GPUs and the mini batch)"),
+    ("data.train_batch_size=0",
+     "data.train_batch_size=0: must be >= 1 (veRL divides it by the GPUs and the mini batch)"),
     ("actor_rollout_ref.rollout.n=1", None),
-    ("actor_rollout_ref.rollout.n=0", "actor_rollout_ref.rollout.n=0: must be >= 1 (veRL repeats every prompt n times)"),
+    ("actor_rollout_ref.rollout.n=0",
+     "actor_rollout_ref.rollout.n=0: must be >= 1 (veRL repeats every prompt n times)"),
     ("actor_rollout_ref.actor.ppo_epochs=null",  # a field with a non-None default is no Optional
      "actor_rollout_ref.actor.ppo_epochs=None: veRL declares int (FSDPActorConfig.ppo_epochs: int)"),
-    ("trainer.project_name=[1,2]", "trainer.project_name=[1, 2]: veRL reads text here (its default is text)"),  # no list in a str
+    # No list in a str.
+    ("trainer.project_name=[1,2]", "trainer.project_name=[1, 2]: veRL reads text here (its default is text)"),
 ])
 def test_one_override_against_the_types_of_verl_0_9(override, found):
     assert verlconfig.rejected_override(verl_config_dir("0.9.1"), override) == found
@@ -158,7 +162,8 @@ def test_one_override_against_the_types_of_verl_0_9(override, found):
 # veRL 0.3 and 0.4 have YAML only: a float where the default is written as an integer is what veRL's code
 # takes (sampling parameters, the entropy coefficient), never a wrong type; a value of another kind still is.
 FLOATS_FOR_INTEGER_DEFAULTS = ["actor_rollout_ref.actor.entropy_coeff=0.01", "actor_rollout_ref.rollout.top_p=0.9",
-                               "actor_rollout_ref.rollout.top_k=-1", "actor_rollout_ref.rollout.val_kwargs.temperature=0.6",
+                               "actor_rollout_ref.rollout.top_k=-1",
+                               "actor_rollout_ref.rollout.val_kwargs.temperature=0.6",
                                "actor_rollout_ref.rollout.val_kwargs.top_p=0.95", "trainer.save_freq=2.5"]
 
 
@@ -237,7 +242,8 @@ def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm
         assert result.returncode != 0
         assert f"ppo-job.algorithm.name={algorithm}: is not in veRL {version}'s main trainer" in result.output
         return
-    words = rendered_command("--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}")[3:]
+    words = rendered_command("--set", f"ppo-job.algorithm.name={algorithm}",
+                             "--set-string", f"ppo-job.verlVersion={version}")[3:]
     config = compose_with_verl(version, words)
     assert OmegaConf.missing_keys(config) == set()
     algo, actor = config.algorithm, config.actor_rollout_ref.actor
@@ -262,7 +268,8 @@ def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm
 @pytest.mark.parametrize("version", verl_versions())
 def test_custom_reward_function_lands_where_the_version_reads_it(version, path):
     words = rendered_command("--set", f"ppo-job.reward.functionPath={path}",
-                             "--set", "ppo-job.reward.functionName=score", "--set-string", f"ppo-job.verlVersion={version}")
+                             "--set", "ppo-job.reward.functionName=score",
+                             "--set-string", f"ppo-job.verlVersion={version}")
     config = compose_with_verl(version, words[3:])
     section = OmegaConf.select(config, VERSIONS[version].custom_reward_key)
     assert (section.path, section.name) == (path, "score")
@@ -351,14 +358,17 @@ def test_token_budgets_and_checkpointing_land_in_every_pass(algorithm, version):
     own budget; checkpointing off reaches the actor and the critic."""
     settings = ["--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}",
                 "--set", "ppo-job.actor.useDynamicBsz=true", "--set", "ppo-job.actor.ppoMaxTokenLenPerGpu=4096",
-                "--set", "ppo-job.rollout.logProbMaxTokenLenPerGpu=8192", "--set", "ppo-job.ref.logProbMaxTokenLenPerGpu=12288",
-                "--set", "ppo-job.critic.ppoMaxTokenLenPerGpu=2048", "--set", "ppo-job.critic.forwardMaxTokenLenPerGpu=6144",
+                "--set", "ppo-job.rollout.logProbMaxTokenLenPerGpu=8192",
+                "--set", "ppo-job.ref.logProbMaxTokenLenPerGpu=12288",
+                "--set", "ppo-job.critic.ppoMaxTokenLenPerGpu=2048",
+                "--set", "ppo-job.critic.forwardMaxTokenLenPerGpu=6144",
                 "--set", "ppo-job.model.enableGradientCheckpointing=false"]
     config = compose_with_verl(version, rendered_command(*settings)[3:])
     actor_rollout_ref = config.actor_rollout_ref
     assert actor_rollout_ref.actor.use_dynamic_bsz and actor_rollout_ref.actor.ppo_max_token_len_per_gpu == 4096
-    assert actor_rollout_ref.rollout.log_prob_use_dynamic_bsz and actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu == 8192
-    assert actor_rollout_ref.ref.log_prob_use_dynamic_bsz and actor_rollout_ref.ref.log_prob_max_token_len_per_gpu == 12288
+    rollout, ref = actor_rollout_ref.rollout, actor_rollout_ref.ref
+    assert rollout.log_prob_use_dynamic_bsz and rollout.log_prob_max_token_len_per_gpu == 8192
+    assert ref.log_prob_use_dynamic_bsz and ref.log_prob_max_token_len_per_gpu == 12288
     assert actor_rollout_ref.model.enable_gradient_checkpointing is False
     if algorithm == "ppo":
         assert config.critic.use_dynamic_bsz
@@ -374,7 +384,8 @@ def test_rollout_server_metrics_compose_and_switch_verls_metrics_on(engine):
                              f"ppo-job.rollout.name={engine},global.rolloutMetrics.enabled=true")[3:]
     config = compose_with_verl("0.9.1", words)
     rollout = config.actor_rollout_ref.rollout
-    assert (rollout.mode, rollout.name, rollout.prometheus.enable, rollout.disable_log_stats) == ("async", engine, True, False)
+    assert (rollout.mode, rollout.name, rollout.prometheus.enable, rollout.disable_log_stats) == \
+        ("async", engine, True, False)
     # The head's sidecar listens on that port and reads that file (raycluster.rolloutPrometheusContainer).
     assert (rollout.prometheus.port, rollout.prometheus.file) == (9090, "/tmp/ray/verl-ppo/rollout-prometheus.yml")
     assert verlconfig.type_violations(verl_config_dir("0.9.1"), config) == []

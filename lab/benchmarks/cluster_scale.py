@@ -25,12 +25,12 @@ import yaml
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from generator.chartvalues import chart_values
 from lab.localcluster import processes
 from lab.localcluster.cluster import OPERATOR_FLAGS, LocalCluster
 from lab.localcluster.nodes import create_cpu_node, create_nodes, ready_nodes
 from lab.localcluster.parts import ROOT, parts
-from lab.localcluster.release import CHART, RELEASE_LABEL, Helm, prepare, pod_security_level, raycluster_ready
+from lab.localcluster.release import (CHART, RELEASE_LABEL, Helm, pod_security_level, prepare, raycluster_ready,
+                                      release_values)
 
 SHAPE = "h800-80g-x8"
 NAMESPACE = RELEASE = "verl-ppo"
@@ -68,7 +68,8 @@ def generator_figures(nodes: int, helm: Path, work: Path) -> tuple[Figures, Path
     """`generator render` and `generator check` of this size, timed as a user runs them, and the
     rendered release's size; returns the values file too."""
     output = work / f"values-{nodes}"
-    render_s = timed([sys.executable, "-m", "generator", "render", SHAPE, "--nodes", str(nodes), "--output", str(output)])
+    render_s = timed([sys.executable, "-m", "generator", "render", SHAPE, "--nodes", str(nodes),
+                      "--output", str(output)])
     values = output / f"{SHAPE}.yaml"
     check_s = timed([sys.executable, "-m", "generator", "check", str(values)])
     rendered = subprocess.run([str(helm), "template", RELEASE, str(CHART), "--namespace", NAMESPACE, "-f", str(values)],
@@ -163,7 +164,8 @@ def cpu_seconds(state: Path) -> dict[str, float]:
 
 def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> str:
     spent = sorted(((after[name] - before.get(name, 0.0), name) for name in after), reverse=True)
-    return ", ".join(f"{name} {cpu:.1f}" for cpu, name in spent) + f" CPU s in {seconds:.1f} s on {os.cpu_count()} cores"
+    shares = ", ".join(f"{name} {cpu:.1f}" for cpu, name in spent)
+    return f"{shares} CPU s in {seconds:.1f} s on {os.cpu_count()} cores"
 
 
 def pace(label: str, stamps: list[float], since: float) -> str:
@@ -189,7 +191,7 @@ def cluster_figures(figures: Figures, values: Path, helm_name: str, work: Path) 
         processes.wait_for("nodes Ready", lambda: ready_nodes(api, names), 600)
         print(f"{nodes} nodes of {SHAPE} Ready: {time.monotonic() - started:.1f}s")
         helm = Helm(cluster.parts.helm, cluster.kubeconfig)
-        prepare(api, helm, RELEASE, NAMESPACE, args, pod_security_level(chart_values(values)))
+        prepare(api, helm, RELEASE, NAMESPACE, args, pod_security_level(release_values(values)))
         installed_at, started, cpu_before = time.time(), time.monotonic(), cpu_seconds(cluster.state)
         helm.run("install", RELEASE, str(CHART), "--namespace", NAMESPACE, *args)
         print(f"helm install ({helm_name}) returned: {time.monotonic() - started:.1f}s")

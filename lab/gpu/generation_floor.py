@@ -31,7 +31,8 @@ VERL_ROLLOUT_DEFAULTS = {"gpu_memory_utilization": "0.5", "enforce_eager": "fals
 
 def rollout_settings(settings: dict[str, str]) -> dict:
     """vllm.LLM's arguments for the rollout a run renders (veRL passes the same names on)."""
-    value = {key: settings.get(f"actor_rollout_ref.rollout.{key}", default) for key, default in VERL_ROLLOUT_DEFAULTS.items()}
+    value = {key: settings.get(f"actor_rollout_ref.rollout.{key}", default)
+             for key, default in VERL_ROLLOUT_DEFAULTS.items()}
     return {"gpu_memory_utilization": float(value["gpu_memory_utilization"]),
             "enforce_eager": value["enforce_eager"].lower() == "true",
             "tensor_parallel_size": int(value["tensor_model_parallel_size"]),

@@ -194,7 +194,8 @@ def main() -> None:
         always = sorted(m for m, kind in graph.seen.items() if kind == "required" and graph.module_file(m))
         missing = import_each(always)
         for name, modules in sorted(missing.items()):
-            print(f"missing {name}: needed by {', '.join(modules[:3])}{' ...' if len(modules) > 3 else ''} ({len(modules)})")
+            more = " ..." if len(modules) > 3 else ""
+            print(f"missing {name}: needed by {', '.join(modules[:3])}{more} ({len(modules)})")
         print(f"# imported {len(always)} modules: {len(missing)} names missing")
         sys.exit(1 if missing else 0)
 

@@ -89,7 +89,8 @@ def packed_attention_check(lengths: tuple[int, ...] = (700, 33, 512, 1, 260), he
         start += length
     expected_out = torch.cat(expected)
     (expected_out * weights.float()).sum().backward()
-    grad_errors = [float((ours - ref.grad).abs().max() / ref.grad.abs().max()) for ours, ref in zip(grads, (qf, kf, vf))]
+    grad_errors = [float((ours - ref.grad).abs().max() / ref.grad.abs().max())
+                   for ours, ref in zip(grads, (qf, kf, vf), strict=True)]
     return {"max_abs_error": float((out.float() - expected_out).abs().max()),
             "max_grad_relative_error": max(grad_errors), "tokens": total, "sequences": len(lengths)}
 
@@ -146,7 +147,8 @@ def main() -> int:
     check, packed, model = report["stand_in"], report["packed_attention"], report["packed_model"]
     good = True
     if not (check["patched"] and check["max_abs_error"] < 0.05 and check["max_grad_relative_error"] < 0.02):
-        print("gpu: the shim's log-prob stand-in is missing or differs from log_softmax + gather: not running", file=sys.stderr)
+        print("gpu: the shim's log-prob stand-in is missing or differs from log_softmax + gather: not running",
+              file=sys.stderr)
         good = False
     # bf16 inputs against a float32 reference: about 1e-2 absolute on unit-scale outputs.
     if not (packed["max_abs_error"] < 0.03 and packed["max_grad_relative_error"] < 0.03

@@ -97,7 +97,7 @@ class PeakMemory:
     def _sample(self) -> None:
         while not self._stop.wait(1.0):
             used = gpu_memory_used_mib()
-            self.peak = [max(pair) for pair in zip(self.peak, used)] if self.peak else used
+            self.peak = [max(pair) for pair in zip(self.peak, used, strict=True)] if self.peak else used
 
     def __enter__(self) -> "PeakMemory":
         self._thread.start()
@@ -311,7 +311,8 @@ def rollout_figures(entrypoint: str, summary: dict, floor: dict | None) -> dict:
     rows = int(settings["data.train_batch_size"]) * int(settings.get("actor_rollout_ref.rollout.n", 1))
     gen, length = summary["timing_s"].get("gen"), summary.get("response_length_mean")
     same_batch = floor and floor["prompts"] * floor["samples_per_prompt"] == rows
-    return {"rollout_rows": rows, "rollout_tokens_per_second": round(rows * length / gen, 1) if gen and length else None,
+    return {"rollout_rows": rows,
+            "rollout_tokens_per_second": round(rows * length / gen, 1) if gen and length else None,
             "rollout_over_floor": round(gen / floor["floor_s"], 2) if gen and same_batch else None}
 
 

@@ -35,7 +35,8 @@ NAMESPACE = "default"
 # What each wheel profile (lab/gpu/wheels.sh) changes in the values: the veRL version it carries and, for
 # veRL 0.3.0.post1, its HF rollout. The vllm profile keeps the chart's rollout engine (vllm).
 PROFILES = {
-    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf", "global.rolloutMetrics.enabled": "false"},
+    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf",
+           "global.rolloutMetrics.enabled": "false"},
     # No Prometheus on the GPU machine to take the rollout servers' metrics (the chart's head sidecar).
     "vllm": {"ppo-job.verlVersion": "0.9.1", "global.rolloutMetrics.enabled": "false"},
 }
@@ -176,7 +177,8 @@ def mounted_files(objects: list[dict], job: dict) -> dict[str, dict[str, str]]:
     for mount in pod["containers"][0].get("volumeMounts", []):
         if mount["name"] in volumes:
             if "subPath" in mount:
-                sys.exit(f"render: subPath mount {mount['mountPath']} of the submitter is not carried to the GPU machine")
+                sys.exit(f"render: subPath mount {mount['mountPath']} of the submitter is not carried to the GPU "
+                         "machine")
             mounts[mount["mountPath"]] = config_maps[volumes[mount["name"]]]
     names = [name for files in mounts.values() for name in files]
     if len(names) != len(set(names)):
@@ -211,7 +213,8 @@ def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: i
             (out / file_name).write_text(text)
     spec = json.loads((out / "job.json").read_text())
     manifest = {
-        "run": name, "profile": run.profile, "gpus": gpus, "nodes": nodes, "release": run.release, "values_file": run.values_file, "steps": run.steps,
+        "run": name, "profile": run.profile, "gpus": gpus, "nodes": nodes, "release": run.release,
+        "values_file": run.values_file, "steps": run.steps,
         "model_size": run.model, "model_path": model_path(run.model), "mount_path": MOUNT_PATH,
         "checkpoint_dir": spec["metadata"]["checkpointDir"], "submitter_job": job["metadata"]["name"],
         "submitter_command": job["spec"]["template"]["spec"]["containers"][0]["command"],

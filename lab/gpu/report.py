@@ -40,7 +40,8 @@ def table(report: dict) -> str:
         mfu = ", ".join(f"{phase} {figures['mfu']:.1%}" for phase, figures in (run.get("phase_mfu") or {}).items())
         lines.append(f"{name}: {run['seconds_per_step']} s/step (steady steps {run['steady_steps']}: "
                      f"{run.get('steady_seconds')}), {run['tokens_per_second']} tokens/s, peak "
-                     f"{max(run['nvidia_smi_peak_mib'] or [0])} MiB; phases {run['timing_s']}, other {other_phases(run)} s; "
+                     f"{max(run['nvidia_smi_peak_mib'] or [0])} MiB; phases {run['timing_s']}, "
+                     f"other {other_phases(run)} s; "
                      f"MFU {mfu}")
     if report["comparison"]:
         lines.append(f"{CANDIDATE} over {BASELINE}: {report['comparison']}")
@@ -61,7 +62,7 @@ def plot(report: dict, png: Path) -> None:
                    for n in names]
         if any(heights):
             axis.bar(names, heights, bottom=bottoms, label=phase)
-            bottoms = [b + h for b, h in zip(bottoms, heights)]
+            bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
     for index, name in enumerate(names):
         run = report["runs"][name]
         axis.text(index, bottoms[index], f"{run['seconds_per_step']} s, {run['tokens_per_second']:.0f} tok/s",

@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 
 TEMPLATES = (
-    ("{name} has {a} apples and buys {b} more. How many apples does {name} have now?", "{a} + {b} = {r}", lambda a, b: a + b),
-    ("{name} reads {a} pages a day for {b} days. How many pages does {name} read?", "{a} * {b} = {r}", lambda a, b: a * b),
+    ("{name} has {a} apples and buys {b} more. How many apples does {name} have now?", "{a} + {b} = {r}",
+     lambda a, b: a + b),
+    ("{name} reads {a} pages a day for {b} days. How many pages does {name} read?", "{a} * {b} = {r}",
+     lambda a, b: a * b),
     ("{name} had {c} stickers and gave away {b}. How many stickers are left?", "{c} - {b} = {r}", lambda a, b: a),
 )
 NAMES = ("Tom", "Ana", "Li Wei", "Sara", "Omar", "Mia")

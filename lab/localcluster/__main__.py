@@ -18,10 +18,12 @@ def main(argv: list[str] | None = None) -> int:
     root = argparse.ArgumentParser(prog="python -m lab.localcluster", description=__doc__)
     root.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (pid files, logs, kubeconfig)")
     sub = root.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="start the cluster with nodes of the values file's shape and install the release")
+    demo = sub.add_parser("demo", help="start the cluster with nodes of the values file's shape and install the "
+                          "release")
     demo.add_argument("--values", type=Path, default=ROOT / "values" / "seed-2gpu.yaml")
     demo.add_argument("--helm", choices=["helm3", "helm4"], default="helm4")
-    demo.add_argument("--kwok", action="store_true", help="kwok nodes only, even where a real node could run the seed's release")
+    demo.add_argument("--kwok", action="store_true",
+                      help="kwok nodes only, even where a real node could run the seed's release")
     sub.add_parser("down", help="stop every process `demo` started")
     sub.add_parser("status", help="which processes of the cluster run")
     args = root.parse_args(argv)

@@ -18,7 +18,8 @@ from lab.localcluster.parts import Parts, parts
 from lab.localcluster.realnode import RealNode, stop_real_node
 
 # Stop order: the clients of the apiserver first, etcd last.
-STOP_ORDER = ["prometheus-operator", "kueue", "kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"]
+STOP_ORDER = ["prometheus-operator", "kueue", "kuberay-operator", "kwok", "kube-scheduler", "kube-controller-manager",
+              "kube-apiserver", "etcd"]
 # Marks the nodes kwok plays (its --manage-nodes-with-annotation-selector).
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # kwok renews the fake nodes' leases; the node lifecycle controller reads them as heartbeats and

@@ -9,14 +9,13 @@ from pathlib import Path
 from kubernetes import client
 
 from generator.catalog import load_catalog
-from generator.chartvalues import chart_values
 from lab.localcluster import processes
 from lab.localcluster.cluster import LocalCluster
 from lab.localcluster.demo_realnode import run_real_node_demo, unavailable
 from lab.localcluster.nodes import GPU_TAINT, create_cpu_node, create_nodes, ready_nodes
 from lab.pins import pinned_versions
 from lab.localcluster.parts import ROOT, parts
-from lab.localcluster.release import CHART, Helm, pod_security_level, prepare, raycluster_ready
+from lab.localcluster.release import CHART, Helm, pod_security_level, prepare, raycluster_ready, release_values
 from lab.localcluster.report import release_report
 
 RELEASE = NAMESPACE = "verl-ppo"
@@ -32,7 +31,7 @@ def _jobs_done(api) -> bool:
 
 
 def run_demo(state: Path, values_file: Path, helm_name: str = "helm4", real_node: bool = True) -> int:
-    values = chart_values(values_file)
+    values = release_values(values_file)
     shape = load_catalog().shapes[values["raycluster"]["gpuShape"]["name"]]
     node_count = values["global"]["gpu"]["nodes"]
     why_not = unavailable(values_file) if real_node else "asked for kwok nodes (--kwok)"

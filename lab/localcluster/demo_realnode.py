@@ -58,29 +58,31 @@ def run_real_node_demo(state: Path, values_file: Path, helm_name: str, shape_nam
         cluster.start_real_node(gpus, {INSTANCE_TYPE_LABEL: shape_name})
         api = cluster.api()
         print(f"Local cluster with a real node up in {time.monotonic() - started:.0f}s: node {NAME} runs containers "
-              f"(kubelet, containerd + runc, CNI bridge, kube-proxy, CoreDNS, kube-router), {gpus} logical nvidia.com/gpu")
+              "(kubelet, containerd + runc, CNI bridge, kube-proxy, CoreDNS, kube-router), "
+              f"{gpus} logical nvidia.com/gpu")
         print(f"Resources scaled to fit this machine ({REALNODE_VALUES.relative_to(ROOT)}): {_scaled(values_file)}; "
               "the Ray job's driver is a stand-in (no GPU here)")
         helm = Helm(cluster.parts.helm, cluster.kubeconfig)
         values_args = ["-f", str(values_file), "-f", str(REALNODE_VALUES)]
         prepare(api, helm, release, namespace, values_args)
         plant_inputs(helm, release, namespace, values_args)
-        print(f"$ helm install {release} charts/verl-ppo --namespace {namespace} -f {values_file.resolve().relative_to(ROOT)} "
-              f"-f {REALNODE_VALUES.relative_to(ROOT)}")
+        print(f"$ helm install {release} charts/verl-ppo --namespace {namespace} "
+              f"-f {values_file.resolve().relative_to(ROOT)} -f {REALNODE_VALUES.relative_to(ROOT)}")
         installed = time.monotonic()
         helm.run("install", release, str(CHART), "--namespace", namespace, *values_args)
         processes.wait_for("RayCluster ready", lambda: raycluster_ready(api, namespace), 420, interval=2)
         print(f"RayCluster ready with running containers {time.monotonic() - installed:.0f}s after helm install\n")
         job = _wait_submitter(api, namespace)
         print(release_report(api, namespace, release))
-        head = next(p.metadata.name for p in ray_pods(api, namespace, release) if p.metadata.labels["ray.io/node-type"] == "head")
+        head = next(p.metadata.name for p in ray_pods(api, namespace, release)
+                    if p.metadata.labels["ray.io/node-type"] == "head")
         print(f"\nThe Ray cluster as Ray sees it ($ ray status, in {head}):")
         print(run_in(api, namespace, head, ["ray", "status"]).output.rstrip())
         print(f"\nThe submitter's log ({job}):")
         print(_submitter_log(api, namespace, job))
         figures = memory_bytes(state)
-        print("\nMemory of the real node: " + ", ".join(f"{name} {size / 2**20:.0f} MiB" for name, size in figures.items())
-              + f"; total {sum(figures.values()) / 2**30:.2f} GiB")
+        used = ", ".join(f"{name} {size / 2**20:.0f} MiB" for name, size in figures.items())
+        print(f"\nMemory of the real node: {used}; total {sum(figures.values()) / 2**30:.2f} GiB")
         print(f"Look around: export KUBECONFIG={cluster.kubeconfig}; stop everything: make demo-down")
     except BaseException:
         cluster.stop()
@@ -96,7 +98,8 @@ def _wait_submitter(api: client.ApiClient, namespace: str) -> str:
         return bool(jobs) and all(j.status.succeeded or j.status.failed for j in jobs)
 
     processes.wait_for("the submitter Job to finish", finished, 300, interval=2)
-    return batch.list_namespaced_job(namespace, label_selector="app.kubernetes.io/component=ppo-job").items[0].metadata.name
+    jobs = batch.list_namespaced_job(namespace, label_selector="app.kubernetes.io/component=ppo-job").items
+    return jobs[0].metadata.name
 
 
 def _submitter_log(api: client.ApiClient, namespace: str, job: str) -> str:

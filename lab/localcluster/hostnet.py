@@ -1,6 +1,6 @@
-"""The local cluster's address ranges, and the real node's network on this machine: one bridge that holds every pod address (and the node's
-own), and a firewall chain that keeps pod traffic on that bridge: nothing a pod sends leaves the
-machine, and nothing from outside reaches the pods or the node's ports on the bridge address."""
+"""The local cluster's address ranges, and the real node's network on this machine: one bridge that holds every
+pod address (and the node's own), and a firewall chain that keeps pod traffic on that bridge: nothing a pod sends
+leaves the machine, and nothing from outside reaches the pods or the node's ports on the bridge address."""
 
 from __future__ import annotations
 

@@ -96,5 +96,6 @@ def parts(helm: str = "helm4") -> Parts:
         kwok_stages=sorted(kwok_stages_dir().glob("*.yaml")),
         # The operator watches every KubeRay kind, so all four CRDs; PodMonitors need their CRD too.
         crds=sorted((tool_cache() / "crds" / f"kuberay-operator-{versions['KUBERAY_VERSION']}").glob("*.yaml"))
-        + sorted((tool_cache() / "crds" / f"prometheus-operator-{versions['PROMETHEUS_OPERATOR_VERSION']}").glob("*.yaml")),
+        + sorted((tool_cache() / "crds" / f"prometheus-operator-{versions['PROMETHEUS_OPERATOR_VERSION']}")
+                 .glob("*.yaml")),
     )

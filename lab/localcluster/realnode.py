@@ -47,7 +47,8 @@ class RealNode:
         """Brings the node up and returns once it is Ready with its GPUs and DNS and the firewall run."""
         missing = self.parts.missing()
         if missing:
-            raise FileNotFoundError("real node parts missing (run lab/scripts/setup.sh): " + ", ".join(map(str, missing)))
+            raise FileNotFoundError("real node parts missing (run lab/scripts/setup.sh): "
+                                    + ", ".join(map(str, missing)))
         claim_machine(self.state)
         runtime = self.runtime()
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -136,7 +137,8 @@ class RealNode:
 }}
 """)
         processes.start(self.state, "coredns", [str(self.parts.coredns), "-conf", str(corefile)])
-        processes.wait_for("coredns", lambda: _get(f"http://127.0.0.1:{ready}/ready"), 60, self.state / "logs" / "coredns.log")
+        processes.wait_for("coredns", lambda: _get(f"http://127.0.0.1:{ready}/ready"), 60,
+                           self.state / "logs" / "coredns.log")
 
     def _start_firewall(self, runtime: Runtime) -> None:
         """kube-router's NetworkPolicy firewall only (no routing, no service proxy: kube-proxy has those).
@@ -148,7 +150,8 @@ class RealNode:
             f"--service-cluster-ip-range={hostnet.SERVICE_RANGE}",
         ], env=runtime.env())
         tools = runtime.tools()
-        processes.wait_for("kube-router", lambda: tools.iptables("-S", "KUBE-ROUTER-FORWARD", check=False).returncode == 0,
+        processes.wait_for("kube-router",
+                           lambda: tools.iptables("-S", "KUBE-ROUTER-FORWARD", check=False).returncode == 0,
                            60, self.state / "logs" / "kube-router.log")
 
 
@@ -196,7 +199,8 @@ def pod_pids(pod_uid: str = "") -> list[int]:
     if not top.is_dir():
         return []
     pods = list(top.rglob(f"pod{pod_uid}")) if pod_uid else [top]
-    return sorted({int(pid) for pod in pods for procs in pod.rglob("cgroup.procs") for pid in procs.read_text().split()})
+    return sorted({int(pid) for pod in pods for procs in pod.rglob("cgroup.procs")
+                   for pid in procs.read_text().split()})
 
 
 def _kill_pod_processes() -> None:
@@ -210,7 +214,8 @@ def _remove_cgroups() -> None:
     for hierarchy in Path("/sys/fs/cgroup").iterdir():
         top = hierarchy / "kubepods"
         if top.is_dir():
-            for directory in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+            deepest_first = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True)
+            for directory in deepest_first:
                 _rmdir(directory)
             _rmdir(top)
 

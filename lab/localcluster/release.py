@@ -11,11 +11,12 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
+from generator.helm import HelmInputs, merged_values
 from lab.localcluster.parts import ROOT
 
 CHART = ROOT / "charts" / "verl-ppo"
 # The seed's release scaled to the real node (image, resources, stand-in driver): tier 7 and make demo.
-REALNODE_VALUES = CHART / "ci" / "realnode-values.yaml"
+REALNODE_VALUES = Path(__file__).resolve().parent / "realnode-values.yaml"
 RAY = ("ray.io", "v1", "rayclusters")
 RAY_JOBS = ("ray.io", "v1", "rayjobs")
 POD_MONITORS = ("monitoring.coreos.com", "v1", "podmonitors")
@@ -138,6 +139,11 @@ def raycluster_ready(api: client.ApiClient, namespace: str) -> bool:
     status = clusters[0].get("status") or {}
     return status.get("state") == "ready" and status.get("readyWorkerReplicas", 0) == wanted \
         and status.get("desiredWorkerReplicas", 0) == wanted
+
+
+def release_values(*files: Path) -> dict:
+    """.Values of the chart with these -f files, as Helm merges them."""
+    return merged_values(CHART, HelmInputs(files=files))
 
 
 def pod_security_level(values: dict) -> str:

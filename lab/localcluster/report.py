@@ -32,7 +32,8 @@ def release_report(api: client.ApiClient, namespace: str, release: str) -> str:
         cpu = sum(cpu_millis(c.resources.requests.get("cpu", "0")) for p in on_node for c in p.spec.containers)
         memory = sum(memory_bytes(c.resources.requests.get("memory", "0")) for p in on_node for c in p.spec.containers)
         lines.append(f"  {node.metadata.name:<22} GPUs {sum(_requested(p, GPU_RESOURCE) for p in on_node)}"
-                     f"/{allocatable.get(GPU_RESOURCE, 0)}  CPU {cpu / 1000:g}/{cpu_millis(allocatable['cpu']) / 1000:g}"
+                     f"/{allocatable.get(GPU_RESOURCE, 0)}  "
+                     f"CPU {cpu / 1000:g}/{cpu_millis(allocatable['cpu']) / 1000:g}"
                      f"  memory {memory / 2**30:.1f}/{memory_bytes(allocatable['memory']) / 2**30:.1f} GiB")
 
     for claim in core.list_namespaced_persistent_volume_claim(namespace).items:

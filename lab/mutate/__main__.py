@@ -86,7 +86,8 @@ def report(args: argparse.Namespace) -> int:
     """The table again from the sessions and results a run left in its work directory."""
     work = args.work.resolve()
     scores = [python_mutants.read_score(target, work / "tree", work / f"{target.name}.sqlite")
-              for target in PYTHON_TARGETS if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
+              for target in PYTHON_TARGETS
+              if chosen(target.module, args.only) and (work / f"{target.name}.sqlite").exists()]
     if (work / "templates.jsonl").exists():
         scores += [s for s in templates.read_scores(work / "templates.jsonl") if chosen(s.module, args.only)]
     print_scores(scores)

@@ -118,7 +118,8 @@ class Verdict:
     test: str  # the first test that failed on the breakage
 
     def line(self) -> str:
-        return f"{self.outcome:<12} {self.breakage.hole}: {self.breakage.path}" + (f" -> {self.test}" if self.test else "")
+        test = f" -> {self.test}" if self.test else ""
+        return f"{self.outcome:<12} {self.breakage.hole}: {self.breakage.path}{test}"
 
 
 def _pytest(tree: Path, tests: tuple[str, ...]) -> subprocess.CompletedProcess:

@@ -126,7 +126,8 @@ def retry_survivors(target: PythonTarget, tree: Path, work: Path) -> Score:
 
 
 def _added_line(diff: str | None) -> str | None:
-    added = [text[1:].strip() for text in (diff or "").splitlines() if text.startswith("+") and not text.startswith("+++")]
+    added = [text[1:].strip() for text in (diff or "").splitlines()
+             if text.startswith("+") and not text.startswith("+++")]
     return added[0] if added else None
 
 

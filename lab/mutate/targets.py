@@ -9,14 +9,14 @@ from lab.mutate.staged import Stages
 
 GENERATOR = "tests/test_generator.py"
 # -k also matches a test's module name: every test of test_sizing.py runs, and test_generator.py's sizing cases.
-SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory or scales "
-          "or rollout or responses or critic")
+SIZING = ("tests/test_sizing.py", GENERATOR, "-k", "sizing or micro or log_prob or batches or values_directory "
+          "or scales or rollout or responses or critic")
 DISCOVER_UNIT = ("tests/test_discover.py", "tests/test_cluster_discover.py", "-k",
                  "not one_entry_per_node and not values_rendered_from_discovery")
 # The cases that reach the type and range checks (one composition each), not the full compositions of
 # every scenario (two minutes a run at load, and they only ask Hydra whether keys exist).
-VERL = ("tests/test_verl_config.py", "-k", "one_override or declared_types or wrong_type or misspelled or correct_extra "
-        "or not_there or config_dir")
+VERL = ("tests/test_verl_config.py", "-k", "one_override or declared_types or wrong_type or misspelled "
+        "or correct_extra or not_there or config_dir")
 # generator check's paths: schema, rule lines, Helm's refusals, extraArgs, each component's use; not the 120
 # bad inputs (each a helm run: minutes; the selected cases reach every branch those reach).
 CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
@@ -25,8 +25,8 @@ CHECK = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_sub
          "or check_findings)")
 # generator check's cases of a second or so each: its findings, veRL's config, each component's use, Helm's refusals.
 CHECK_FAST = ("tests/test_bad_input.py", "tests/test_verl_config.py", "tests/test_subcharts.py", "-k",
-              "not helm3 and (check_findings or generator_check_rejects_a_misspelled or generator_check_rejects_an_extra "
-              "or not_there or components_use or cannot_read or set_flags)")
+              "not helm3 and (check_findings or generator_check_rejects_a_misspelled "
+              "or generator_check_rejects_an_extra or not_there or components_use or cannot_read or set_flags)")
 # The schema's words (jsonschema errors made findings): every kind of constraint broken at once (each field also
 # named by Helm), the findings' own cases and the fix sentences, before the CHECK cases.
 SCHEMA_WORDS = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
@@ -35,10 +35,7 @@ SCHEMA_WORDS = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
 # its own way, the chart's values-only copy made once), then the CHECK cases.
 HELM = ("tests/test_bad_input.py", "tests/test_generator.py", "-k",
         "not helm3 and (check_findings or cannot_read or check_types or set_forms or merged_through_one_copy or "
-        "finds_helm or without_helm or one_line or no_helm or merges_values_as_helm)")
-# The Python merge of the values (render, the demo), against Helm's for every values file.
-CHART_VALUES = (GENERATOR, "-k", "merges_values_as_helm or no_map or without_helm or defaults_are_the_seed or "
-                "render_algorithm or rendered_values")
+        "finds_helm or without_helm or one_line or no_helm)")
 # `Path / "name"` replaced by another operator fails at import (paths.py) or at the first Helm run (the cached
 # Helm's path in helm.py), in every test: nothing to learn from it.
 PATH_DIVISION = (r"core/ReplaceBinaryOperator_Div_\w+$",)
@@ -80,7 +77,8 @@ SUBMITTER_STAGES = Stages(
         "on_terminate": _ray("sigterm", SUBMITTER_RAYJOB),
         "given_submission": (SUBMITTER_RAYJOB,),
         "preflight": _ray("preflight"),
-        "submit_once": _ray("success or supersedes or restarted or preflight or kuberays or retried_pod", SUBMITTER_RAYJOB),
+        "submit_once": _ray("success or supersedes or restarted or preflight or kuberays or retried_pod",
+                            SUBMITTER_RAYJOB),
         "run": _ray("success or failure or restarted or retry_after or stopped_job or kuberays", SUBMITTER_RAYJOB),
         "main": _ray("success or check_mode or stop_mode or sigterm"),
     },
@@ -95,17 +93,17 @@ PYTHON_TARGETS = (
     PythonTarget("generator/quantity.py", ("tests/test_quantity.py", "tests/test_sizing.py", *DISCOVER_UNIT)),
     PythonTarget("generator/catalog.py", (GENERATOR, "tests/test_sizing.py")),
     PythonTarget("generator/discover.py", DISCOVER_UNIT),
-    PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values or "
-                                         "tolerations or cli_render or render_algorithm or critic_free or render_writes")),
+    PythonTarget("generator/render.py", (GENERATOR, "-k", "values_directory or platform or stray or rendered_values "
+                                         "or tolerations or cli_render or render_algorithm or critic_free "
+                                         "or render_writes")),
     PythonTarget("generator/schema.py", (GENERATOR, "-k", "schema")),
     PythonTarget("generator/valuesdoc.py", ("tests/test_valuesdoc.py", GENERATOR, "-k", "readme or parameter")),
     PythonTarget("generator/summary.py", ("tests/test_summary.py",)),
     PythonTarget("generator/algorithms.py", (GENERATOR, "-k", "algorithm or critic")),
     PythonTarget("generator/verlversions.py", (GENERATOR, "-k", "algorithm or version or generated_files")),
     PythonTarget("generator/docstables.py", (GENERATOR, "-k", "generated_files or docs_table")),
-    PythonTarget("generator/chartvalues.py", CHART_VALUES, 900.0),
-    PythonTarget("generator/dashboards.py", ("tests/test_dashboards.py", "tests/test_observability_chart.py", "-k",
-                                             "dashboards_are or pinned")),
+    PythonTarget("lab/dashboards/ray_dashboards.py", ("tests/test_dashboards.py", "tests/test_observability_chart.py",
+                                                      "-k", "dashboards_are or pinned or make_dashboards")),
     PythonTarget("generator/paths.py", ("tests/test_paths.py", GENERATOR, "tests/test_verl_config.py", "-k",
                                         "readme or schema or component or versions_env"),
                  excluded=PATH_DIVISION),

@@ -54,7 +54,8 @@ class TemplateMutant:
     field: str = ""  # the field of the rule the line belongs to (its line or the next ones), where one is named
 
     def describe(self, original: str) -> str:
-        return f"line {self.line} {self.kind}: {original.strip()}" + (f" -> {self.mutated.strip()}" if self.mutated else "")
+        mutated = f" -> {self.mutated.strip()}" if self.mutated else ""
+        return f"line {self.line} {self.kind}: {original.strip()}{mutated}"
 
 
 def _rule_field(lines: list[str], index: int) -> str:

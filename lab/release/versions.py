@@ -2,7 +2,7 @@
 chart's package holds must come with a higher `version`, and the umbrella's
 artifacthub.io/changes must then describe the new release.
 
-charts/releases.yaml records, for the umbrella and each subchart, the version last released, the
+lab/release/releases.yaml records, for the umbrella and each subchart, the version last released, the
 digest of its package (lab/release/digest.py) and the digest of its changes annotation. `check`
 compares the charts as they are with that record; `record` rewrites it when a release is published.
 The umbrella's package holds the subcharts and values/, so a change to either raises its version too.
@@ -47,7 +47,8 @@ class Layout:
 
     @property
     def record(self) -> Path:
-        return self.umbrella.parent / "releases.yaml"
+        """The release records: release tooling, kept here with it, not in the product's charts/."""
+        return self.root / "lab" / "release" / "releases.yaml"
 
     def charts(self) -> dict[str, Path]:
         subcharts = sorted(path.parent for path in (self.umbrella / "charts").glob("*/Chart.yaml"))
@@ -89,6 +90,7 @@ def read_record(layout: Layout) -> dict[str, ChartState]:
 
 
 def write_record(layout: Layout, states: dict[str, ChartState]) -> None:
+    layout.record.parent.mkdir(parents=True, exist_ok=True)
     layout.record.write_text(HEADER + yaml.safe_dump({name: asdict(state) for name, state in states.items()}))
 
 
@@ -103,7 +105,8 @@ def problems(layout: Layout, recorded: dict[str, ChartState], now: dict[str, Cha
         chart_yaml = (layout.charts()[name] / "Chart.yaml").relative_to(layout.root)
         raised = semver.parse(before.version) < semver.parse(state.version)
         if semver.parse(state.version) < semver.parse(before.version):
-            found.append(f"{chart_yaml}: version {state.version} is below {before.version}, the last release ({record})")
+            found.append(f"{chart_yaml}: version {state.version} is below {before.version}, the last release "
+                         f"({record})")
         elif state.digest != before.digest and not raised:
             found.append(f"{chart_yaml}: the chart changed since {before.version} was released ({record}) but its "
                          f"version is still {state.version}: raise `version` (docs/releasing.md says which part)")

@@ -5,7 +5,7 @@
 #   requirements-test.txt (pip from PyPI), wget and bash (KubeRay's probes exec them) and the tests' stand-in
 #   driver (tests/support/stand_in.py, importable as stand_in); the chart's Ray pods and submitter run it.
 # umoci packs each; the archive is rebuilt only when a hash of its recipe changes. The node imports
-# them (lab/localcluster/images.py) under their docker.io/ names, as the kubelet looks short names up.
+# them (lab/localcluster/runtime.py) under their docker.io/ names, as the kubelet looks short names up.
 # With --check it builds nothing and exits 1 when an image is missing or its recipe changed.
 set -euo pipefail
 check_only=false

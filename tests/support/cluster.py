@@ -101,7 +101,8 @@ def leftovers(api: client.ApiClient, namespace: str) -> list[str]:
     found += [f"RoleBinding/{o.metadata.name}" for o in rbac.list_namespaced_role_binding(namespace).items]
     found += [f"NetworkPolicy/{o.metadata.name}"
               for o in client.NetworkingV1Api(api).list_namespaced_network_policy(namespace).items]
-    found += [f"Ingress/{o.metadata.name}" for o in client.NetworkingV1Api(api).list_namespaced_ingress(namespace).items]
+    found += [f"Ingress/{o.metadata.name}"
+              for o in client.NetworkingV1Api(api).list_namespaced_ingress(namespace).items]
     for group, version, plural in (RAY, RAY_JOBS, POD_MONITORS):
         found += [f"{plural}/{o['metadata']['name']}"
                   for o in custom.list_namespaced_custom_object(group, version, namespace, plural)["items"]]
@@ -116,5 +117,6 @@ def dry_run_restricted(api: client.ApiClient, pod: client.V1Pod) -> None:
     for field in ("nodeName", "serviceAccountName", "serviceAccount"):
         spec.pop(field, None)
     client.CoreV1Api(api).create_namespaced_pod(
-        RESTRICTED_NAMESPACE, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod.metadata.name}, "spec": spec},
+        RESTRICTED_NAMESPACE,
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod.metadata.name}, "spec": spec},
         dry_run="All")

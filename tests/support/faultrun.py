@@ -120,7 +120,8 @@ def resumed_from(checkpoints: Path, steps: int) -> list[int]:
     written = read_journal(checkpoints)
     assert [step for step, _ in written] == list(range(1, steps + 1)), written
     assert all((checkpoints / f"global_step_{step}").is_dir() for step in range(1, steps + 1))
-    starts = [(step, writer) for index, (step, writer) in enumerate(written) if index == 0 or written[index - 1][1] != writer]
+    starts = [(step, writer) for index, (step, writer) in enumerate(written)
+              if index == 0 or written[index - 1][1] != writer]
     writers = [writer for _, writer in starts]
     assert len(set(writers)) == len(writers), written  # a writer that comes back: two drivers interleaved
     return [step for step, _ in starts]

@@ -50,7 +50,7 @@ class Validator:
         # Quantity is a string in swagger but a number is accepted (nvidia.com/gpu: 2).
         definitions["io.k8s.apimachinery.pkg.api.resource.Quantity"] = {"type": ["string", "number"]}
         self.schemas: dict[GroupVersionKind, dict[str, Any]] = {}
-        for name, definition in definitions.items():
+        for definition in definitions.values():
             for gvk in definition.get("x-kubernetes-group-version-kind", []):
                 schema = dict(definition)
                 schema["definitions"] = definitions

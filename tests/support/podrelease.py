@@ -29,8 +29,8 @@ class PodRelease:
         self.helm.run("upgrade", self.name, str(CHART), "--namespace", self.namespace, *self.values_args, *sets)
 
     def pod(self, node_type: str) -> client.V1Pod:
-        pods = [p for p in ray_pods(self.api, self.namespace, self.name) if p.metadata.labels["ray.io/node-type"] == node_type
-                and not p.metadata.deletion_timestamp]
+        pods = [p for p in ray_pods(self.api, self.namespace, self.name)
+                if p.metadata.labels["ray.io/node-type"] == node_type and not p.metadata.deletion_timestamp]
         assert len(pods) == 1, [p.metadata.name for p in pods]
         return pods[0]
 
@@ -44,7 +44,8 @@ class PodRelease:
 
     def restart_counts(self) -> dict[str, int]:
         """The Ray pods' container restarts, by pod name."""
-        return {p.metadata.name: p.status.container_statuses[0].restart_count for p in map(self.pod, ("head", "worker"))}
+        pods = map(self.pod, ("head", "worker"))
+        return {p.metadata.name: p.status.container_statuses[0].restart_count for p in pods}
 
     def process(self, node_type: str, part: str) -> int:
         """The pid, on this machine, of the one process of the node type's pod whose command line holds `part`."""
@@ -53,7 +54,8 @@ class PodRelease:
         return found[0]
 
     def submitter_jobs(self) -> list[client.V1Job]:
-        jobs = self.batch.list_namespaced_job(self.namespace, label_selector="app.kubernetes.io/component=ppo-job").items
+        selector = "app.kubernetes.io/component=ppo-job"
+        jobs = self.batch.list_namespaced_job(self.namespace, label_selector=selector).items
         return sorted(jobs, key=lambda job: job.metadata.creation_timestamp)
 
     def finished_job(self, name: str, timeout: float = 240) -> client.V1Job:
@@ -66,7 +68,8 @@ class PodRelease:
 
     def job_pods(self, name: str) -> list[client.V1Pod]:
         """The Job's pods, oldest first."""
-        pods = self.core.list_namespaced_pod(self.namespace, label_selector=f"batch.kubernetes.io/job-name={name}").items
+        selector = f"batch.kubernetes.io/job-name={name}"
+        pods = self.core.list_namespaced_pod(self.namespace, label_selector=selector).items
         return sorted(pods, key=lambda pod: pod.metadata.creation_timestamp)
 
     def job_pod(self, name: str) -> client.V1Pod:
@@ -88,7 +91,8 @@ class PodRelease:
 
     def wait_ray_job(self, submission_id: str, statuses: set[str], timeout: float = 120) -> dict:
         processes.wait_for(f"Ray job {submission_id} {statuses}",
-                           lambda: self.ray_jobs().get(submission_id, {}).get("status") in statuses, timeout, interval=1)
+                           lambda: self.ray_jobs().get(submission_id, {}).get("status") in statuses,
+                           timeout, interval=1)
         return self.ray_jobs()[submission_id]
 
     def new_job_after(self, known: set[str]) -> str:
@@ -130,7 +134,8 @@ def remove(release: PodRelease, namespaces: tuple[str, ...]) -> None:
         except client.ApiException:
             pass
     try:
-        processes.wait_for("pods deleted", lambda: not any(release.core.list_namespaced_pod(n).items for n in namespaces),
+        processes.wait_for("pods deleted",
+                           lambda: not any(release.core.list_namespaced_pod(n).items for n in namespaces),
                            180)
     finally:
         for pv in release.core.list_persistent_volume().items:

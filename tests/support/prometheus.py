@@ -166,5 +166,5 @@ def wait_until_serving(server: "Prometheus", process: subprocess.Popen, log: Pat
             return
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not start: {log.read_text()}")
+                raise RuntimeError(f"{what} did not start: {log.read_text()}") from None
             time.sleep(0.3)

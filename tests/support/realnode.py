@@ -15,8 +15,9 @@ from lab.localcluster.cluster import LocalCluster
 from lab.localcluster.nodes import INSTANCE_TYPE_LABEL
 from lab.localcluster.parts import parts
 from lab.localcluster.pods import Executed, run_in
-from lab.localcluster.release import REALNODE_VALUES as VALUES, Helm
+from lab.localcluster.release import REALNODE_VALUES, Helm
 
+VALUES = REALNODE_VALUES  # the real node's values, as the tier 7 tests name them
 GPUS = 4  # the seed's two Ray nodes with 2 GPUs each
 
 

@@ -48,7 +48,8 @@ def free_port_on(address: str) -> int:
 def redis_on_the_node(state: Path) -> Iterator[Redis]:
     base = redis_dir()
     if base is None:
-        raise FileNotFoundError("Debian's Redis is missing or not of lab/versions.env's REDIS_DEBS: run lab/scripts/setup.sh")
+        raise FileNotFoundError("Debian's Redis is missing or not of lab/versions.env's REDIS_DEBS: "
+                                "run lab/scripts/setup.sh")
     port, password = free_port_on(NODE_IP), secrets.token_hex(16)
     # The password in a file of its own (mode 600), not on the command line for ps to show.
     config = state / "redis.conf"

@@ -1,7 +1,7 @@
 """Stands in for a verbose run: writes BYTES of log to stdout in CHUNKS chunks over SECONDS, then exits 0.
 
-`stand_in_logs.py BYTES CHUNKS SECONDS` (about BYTES: whole lines). Lines carry a counter, non-ASCII text and, once per chunk, a
-line longer than the 20,000 characters Ray's log tail sends at most at a time; the log ends without a
+`stand_in_logs.py BYTES CHUNKS SECONDS` (about BYTES: whole lines). Lines carry a counter, non-ASCII text and,
+once per chunk, a line longer than the 20,000 characters Ray's log tail sends at most at a time; the log ends without a
 newline. Its bytes are the job's log file, which the test compares with what the submitter printed."""
 
 import sys

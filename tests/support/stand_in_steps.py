@@ -35,7 +35,8 @@ def read_journal(checkpoints: Path) -> list[tuple[int, str]]:
     """(step, writer) for every checkpoint written, in order; the writer is "<pid>@<host>"."""
     path = checkpoints / "journal"
     lines = path.read_text().split() if path.exists() else []
-    return [(int(step), writer) for step, writer in zip(lines[::2], lines[1::2])]
+    # A journal read mid-write may end in a step without its writer yet: that step is not counted.
+    return [(int(step), writer) for step, writer in zip(lines[::2], lines[1::2], strict=False)]
 
 
 def wait_for_step(checkpoints: Path, step: int, timeout: float = 90) -> None:

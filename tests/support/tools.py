@@ -44,7 +44,8 @@ def prometheus_binaries() -> dict[str, Path]:
 
 
 def redis_dir() -> Path | None:
-    """Debian's Redis as lab/scripts/setup.sh unpacked it (bin/redis-server, lib/), None unless of the pinned packages."""
+    """Debian's Redis as lab/scripts/setup.sh unpacked it (bin/redis-server, lib/), None unless of the pinned
+    packages."""
     base = cache_dir() / "redis"
     pinned = base / "PINNED"
     return base if pinned.exists() and pinned.read_text().strip() == versions()["REDIS_DEBS"] else None

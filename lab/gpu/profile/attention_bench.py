@@ -17,7 +17,8 @@ def v2_loop(logits, labels):
 
 
 def timed(fn, repeat=3):
-    fn(); torch.cuda.synchronize()
+    fn()
+    torch.cuda.synchronize()
     start = time.time()
     for _ in range(repeat):
         fn()
@@ -29,9 +30,10 @@ for vocab in (958, 151936):
     tokens = 8192
     logits = torch.randn(tokens, vocab, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     labels = torch.randint(0, vocab, (tokens,), device="cuda")
-    fwd = timed(lambda: v2_loop(logits, labels), 1)
-    both = timed(lambda: v2_loop(logits, labels).sum().backward(), 1)
-    print(f"v2 loop vocab {vocab:6d}: fwd {fwd/tokens*1e6:5.1f} us/token, fwd+bwd {both/tokens*1e6:5.1f} us/token", flush=True)
+    fwd = timed(lambda logits=logits, labels=labels: v2_loop(logits, labels), 1)
+    both = timed(lambda logits=logits, labels=labels: v2_loop(logits, labels).sum().backward(), 1)
+    print(f"v2 loop vocab {vocab:6d}: fwd {fwd/tokens*1e6:5.1f} us/token, fwd+bwd {both/tokens*1e6:5.1f} us/token",
+          flush=True)
     del logits
     torch.cuda.empty_cache()
 
@@ -42,11 +44,13 @@ for rows in (8, 32, 64, 123):
     seq = torch.arange(L, device="cuda") // T
     mask = (seq[:, None] == seq[None, :]) & torch.ones(L, L, device="cuda", dtype=torch.bool).tril()
     try:
-        packed = timed(lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward())
+        packed = timed(lambda q=q, k=k, v=v, mask=mask:
+                       F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward())
     except torch.OutOfMemoryError:
         packed = float("nan")
     qp, kp, vp = (torch.randn(rows, H, T, D, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
-    padded = timed(lambda: F.scaled_dot_product_attention(qp, kp, vp, is_causal=True).sum().backward())
+    padded = timed(lambda qp=qp, kp=kp, vp=vp:
+                   F.scaled_dot_product_attention(qp, kp, vp, is_causal=True).sum().backward())
     print(f"attention {rows:3d} rows ({L:5d} tokens), one layer fwd+bwd: packed+mask {packed*1e3:7.2f} ms, "
           f"padded causal {padded*1e3:6.2f} ms, x24 layers: {packed*24:5.2f} s vs {padded*24:5.3f} s", flush=True)
     del q, k, v, mask, qp, kp, vp

@@ -20,22 +20,26 @@ for ckpt in (True, False):
     model.train()
     for rows in (8, 32, 64):
         ids = torch.randint(0, model.config.vocab_size, (rows, T), device="cuda")
-        def step():
+        def step(ids=ids):
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 logits = model(input_ids=ids, use_cache=False).logits
                 loss = logits.float().gather(-1, ids.unsqueeze(-1)).mean()
             loss.backward()
         try:
-            step(); torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats()
+            step()
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
             start = time.time()
             for _ in range(3):
                 step()
             torch.cuda.synchronize()
             s = (time.time() - start) / 3
             tokens = rows * T
-            print(f"ckpt {ckpt!s:5} rows {rows:3d} ({tokens:6d} tokens): {s*1e3:7.1f} ms, {s/tokens*1e6:5.2f} us/token, "
-                  f"6N MFU {6*n*tokens/s/790e12*100:5.1f}%, peak {torch.cuda.max_memory_allocated()/2**30:5.1f} GiB", flush=True)
-        except torch.OutOfMemoryError as error:
+            peak = torch.cuda.max_memory_allocated() / 2**30
+            print(f"ckpt {ckpt!s:5} rows {rows:3d} ({tokens:6d} tokens): {s*1e3:7.1f} ms, "
+                  f"{s/tokens*1e6:5.2f} us/token, 6N MFU {6*n*tokens/s/790e12*100:5.1f}%, peak {peak:5.1f} GiB",
+                  flush=True)
+        except torch.OutOfMemoryError:
             print(f"ckpt {ckpt} rows {rows}: OOM", flush=True)
         model.zero_grad(set_to_none=True)
         torch.cuda.empty_cache()

@@ -3,7 +3,7 @@
 # utilization and memory every 250 ms (nvidia-smi) and the Python stacks of veRL's training worker (the Ray
 # actor WorkerDict, which holds the actor and the critic) 25 times a second with py-spy, without pausing it.
 # Usage (GPU machine): PYSPY_WHEEL=.gpu/tools/py_spy-*.whl bash lab/gpu/profile/sampled.sh COMMAND...
-# Writes into $OUT: smi.csv, worker.speedscope.json (open with speedscope, or lab/gpu/profile/stacks.py).
+# Writes into $OUT: smi.csv, worker.speedscope.json (open with speedscope).
 set -uo pipefail
 OUT=${OUT:-/tmp/verl-ppo-gpu/out}
 mkdir -p "$OUT"

@@ -1,6 +1,6 @@
 """The veRL rollout dashboard: the vLLM servers of veRL's async rollout, as one Grafana dashboard.
 
-Written by `python -m generator dashboards` next to Ray's (observability/dashboards/rollout.json); the
+Written by `make dashboards` next to Ray's (observability/dashboards/rollout.json); the
 chart ships it as a ConfigMap of its own when observability.dashboards.include lists `rollout`.
 The metric names are the pinned vLLM's (lab/gpu/wheels-vllm.txt): each is defined in
 vllm/v1/metrics/loggers.py, PrometheusStatLogger.__init__, of that release; prometheus_client adds
@@ -127,5 +127,5 @@ def dashboard() -> dict:
 
 
 def generate() -> dict[str, str]:
-    """Dashboard JSON by name (one: rollout), as `generator dashboards` writes it."""
+    """Dashboard JSON by name (one: rollout), as `make dashboards` writes it."""
     return {NAME: json.dumps(dashboard(), indent=4) + "\n"}

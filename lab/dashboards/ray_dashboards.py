@@ -1,7 +1,7 @@
-"""`generator dashboards`: Ray's Grafana dashboards, written by the pinned Ray's own dashboard generator.
+"""Ray's Grafana dashboards, written by the pinned Ray's own dashboard generator.
 
 The JSON is Ray's, untouched: the chart ships one ConfigMap per file (observability/dashboards/),
-so a Ray upgrade is `pip install` of the new pin plus `python -m generator dashboards`.
+so a Ray upgrade is `pip install` of the new pin plus `make dashboards`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 from generator import paths
 
@@ -29,10 +28,6 @@ def pinned_ray_version() -> str:
     if not match:
         raise SystemExit("requirements-test.txt pins no ray[default]==<version>")
     return match.group(1)
-
-
-def dashboard_path(name: str) -> Path:
-    return paths.DASHBOARDS / f"{name}.json"
 
 
 def generate() -> dict[str, str]:
