@@ -16,7 +16,7 @@ TIERS = {
               "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py",
               "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py",
               "test_chart_faulttolerance.py", "test_chart_labels.py", "test_chart_rayauth.py",
-              "test_chart_kueue.py"),
+              "test_chart_kueue.py", "test_chart_templates.py"),
     "release": ("test_release_*.py",),
     "verl": ("test_verl_config.py",),
     "ray": ("test_submitter_ray.py", "test_submitter_unit.py", "test_submitter_rayjob.py", "test_submitter_logs.py",
