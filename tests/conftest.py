@@ -41,7 +41,7 @@ def local_cluster(tmp_path_factory):
     from support.cluster import start_test_cluster
     from lab.localcluster.parts import parts
 
-    missing = parts().missing()
+    missing = parts().missing() + parts().missing_for_tests()
     if missing:
         pytest.fail(f"local cluster parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
     cluster = start_test_cluster(tmp_path_factory.mktemp("localcluster"))
@@ -95,7 +95,7 @@ def pod_cluster(tmp_path_factory):
     from support.realnode import start_pod_cluster
     from lab.localcluster.parts import parts, realnode_parts
 
-    missing = parts().missing() + realnode_parts().missing()
+    missing = parts().missing() + parts().missing_for_tests() + realnode_parts().missing()
     if missing:
         pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
     cluster = start_pod_cluster(tmp_path_factory.mktemp("podcluster"))

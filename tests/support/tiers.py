@@ -9,7 +9,7 @@ from fnmatch import fnmatch
 import pytest
 
 TIERS = {
-    "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py",
+    "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py", "test_docs.py",
                   "test_quantity.py", "test_valuesdoc.py", "test_paths.py", "test_dashboards.py"),
     "setup": ("test_setup.py", "test_tiers.py", "test_mutate.py"),
     "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
