@@ -6,10 +6,16 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 # in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
 HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-two-node
+.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
+# What `make demo` needs of setup (lab/scripts/setup.sh's step ids): the venv, the Helm of `generator check` and
+# the install, the CRDs, the local cluster; the real node's parts only where it runs one here (the seed's shape,
+# root, a writable memory cgroup: lab/localcluster/machine.py). Kueue, the Prometheus operator, Prometheus,
+# redis, checkov, Helm 3, veRL's config, the OCI registry and ct are the tests' alone.
+DEMO_STEPS = venv helm4 schemas cluster-files etcd kubernetes kwok kuberay-operator
+DEMO_REAL_NODE_STEPS = realnode-debs coredns kube-router crictl images
 
 help:  ## list the targets (the two fresh-machine ones: demo, test)
 	@grep -E '^[a-z][-a-z]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([-a-z]+):.*## (.*)$$/  make \1\t\2/' | expand -t 24
@@ -44,7 +50,12 @@ lint: venv helm  ## helm lint --strict the umbrella chart; ruff over the Python 
 	$(HELM) lint --strict charts/verl-ppo
 	$(PYTHON) -m ruff check
 
-demo: setup  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
+setup-demo:  ## only what `make demo` needs of setup (cached); prints the estimated time of what it builds first
+	@if python3 -m lab.localcluster.machine values/$(SHAPE).yaml; then \
+		bash lab/scripts/setup.sh $(DEMO_STEPS) $(DEMO_REAL_NODE_STEPS); \
+	else bash lab/scripts/setup.sh $(DEMO_STEPS); fi
+
+demo: setup-demo  ## the main job: a local cluster with nodes of $(SHAPE), the release installed, its RayCluster ready
 	$(PYTHON) -m generator check values/*.yaml
 	@$(PYTHON) -m lab.localcluster demo --values values/$(SHAPE).yaml || { \
 		echo "demo: no local cluster here (see the message above and build/localcluster/logs);" \

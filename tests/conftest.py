@@ -78,4 +78,3 @@ def pytest_collection_modifyitems(items):
     if unmarked:
         raise pytest.UsageError(f"{', '.join(unmarked)}: no tier marker: its folder needs the conftest.py of a tier "
                                 "folder (`from support.tiers import mark_tier as pytest_itemcollected`)")
-

@@ -4,7 +4,6 @@ Ray's own view of the cluster; or, where this machine cannot run it, the reason 
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from kubernetes import client
 
 from lab.localcluster import processes
 from lab.localcluster.cluster import LocalCluster
+from lab.localcluster.machine import refuses_real_node
 from lab.localcluster.nodes import INSTANCE_TYPE_LABEL
 from lab.localcluster.parts import ROOT, parts, realnode_parts
 from lab.localcluster.pods import run_in
@@ -20,18 +20,12 @@ from lab.localcluster.realnode import NAME, OWNER, memory_bytes
 from lab.localcluster.release import (CHART, REALNODE_VALUES, Helm, plant_inputs, prepare, ray_pods, raycluster_ready)
 from lab.localcluster.report import release_report
 
-# The only values file whose release fits the real node once scaled (make demo's default).
-SEED = ROOT / "values" / "seed-2gpu.yaml"
-
 
 def unavailable(values_file: Path) -> str | None:
     """Why the demo cannot use the real node here, or None when it can."""
-    if values_file.resolve() != SEED.resolve():
-        return f"{values_file.name} is not the seed's shape: a larger shape does not fit this machine"
-    if os.geteuid() != 0:
-        return "running containers needs root (kubelet, containerd, the node's bridge)"
-    if not os.access("/sys/fs/cgroup/memory", os.W_OK):
-        return "the memory cgroup is not writable here (containers cannot be confined)"
+    refused = refuses_real_node(values_file)
+    if refused:
+        return refused
     missing = realnode_parts().missing()
     if missing:
         return "real node parts missing (lab/scripts/setup.sh builds them): " + ", ".join(map(str, missing))

@@ -27,16 +27,22 @@ class Parts:
     crds: list[Path]
 
     def missing(self) -> list[Path]:
-        """What lab/scripts/build-localcluster.sh has not (yet) put in place."""
+        """What lab/scripts/build-localcluster.sh has not (yet) put in place of what every local cluster starts
+        (`make demo` builds no more)."""
         files = [self.etcd, self.apiserver, self.controller_manager, self.scheduler, self.kwok,
-                 self.kuberay_operator, self.kueue, self.kueue_files / "manifests.yaml", self.prometheus_operator,
-                 self.prometheus_operator_files / "monitoring.coreos.com_prometheuses.yaml", self.helm]
+                 self.kuberay_operator, self.helm]
         absent = [path for path in files if not path.exists()]
         if not self.kwok_stages:
             absent.append(kwok_stages_dir())
         if len(self.crds) < 5:  # KubeRay's four CRDs and the PodMonitor one at least
             absent.append(tool_cache() / "crds")
         return absent
+
+    def missing_for_tests(self) -> list[Path]:
+        """What only the tests start beside the cluster (kueue.py, monitoring.py) and setup has not built."""
+        files = [self.kueue, self.kueue_files / "manifests.yaml", self.prometheus_operator,
+                 self.prometheus_operator_files / "monitoring.coreos.com_prometheuses.yaml"]
+        return [path for path in files if not path.exists()]
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,8 @@ BREAKAGES = (
              LABELS, "{{- range $key := keys $owned }}{{ $_ := unset $user $key }}{{ end -}}\n", "",
              ("tests/chart/test_chart_labels.py", "-k", "not helm3 and any_pod")),
     Breakage("the rule against a TensorBoard path equal to the dashboard's is gone",
-             RAYCLUSTER_RULES, '{{- else if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}',
-             "{{- else if false -}}", ("tests/chart/test_observability_chart.py", "-k", "not helm3 and tensorboard")),
+             RAYCLUSTER_RULES, '{{- if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}',
+             "{{- if false -}}", ("tests/chart/test_observability_chart.py", "-k", "not helm3 and tensorboard")),
     Breakage("the rule against a checkpoint directory off the shared volume is gone",
              "charts/verl-ppo/charts/ppo-job/templates/_rules.tpl",
              "{{- if not (include \"verl-ppo.onVolume\" (dict \"ctx\" $ \"path\" .path)) -}}",
@@ -70,10 +70,10 @@ BREAKAGES = (
              ("tests/chart/test_bad_input.py", "-k", "not helm3 and (starts-with-a-digit or fullname-not-dns)")),
     Breakage("a rule names a longer field than the one at fault (a substring match passed it)",
              RAYCLUSTER_RULES,
-             "\"field\" \"global.tensorboard.ingressPath\" \"value\" $path \"problem\" \"is a path on the dashboard "
-             "Ingress",
-             "\"field\" \"global.tensorboard.ingressPathPrefix\" \"value\" $path \"problem\" \"is a path on the "
-             "dashboard Ingress",
+             "(with an access control), or --set global.tensorboard.ingressPath=''\" -}}\n"
+             "{{- include \"verl-ppo.rule\" (dict \"state\" .state \"field\" \"global.tensorboard.ingressPath\"",
+             "(with an access control), or --set global.tensorboard.ingressPath=''\" -}}\n"
+             "{{- include \"verl-ppo.rule\" (dict \"state\" .state \"field\" \"global.tensorboard.ingressPathPrefix\"",
              ("tests/chart/test_bad_input.py", "-k",
               "not helm3 and helm_template and tensorboard-path-without-ingress")),
     Breakage("the uninstall hook stops every Ray job on the head, other releases' too",
@@ -85,8 +85,9 @@ BREAKAGES = (
              "        return 0 if api.cluster_gpus() >= settings.expected_gpus else 3\n",
              ("tests/ray/test_submitter_ray.py", "-k", "check_mode_waits")),
     Breakage("the Ingress's rules are one chain: a first install hears of one at a time (issue 28)",
-             RAYCLUSTER_RULES, "{{- end -}}\n{{- if and .Values.networkPolicy.enabled",
-             "{{- else if and .Values.networkPolicy.enabled",
+             RAYCLUSTER_RULES, "{{- if and .Values.ingress.enabled $policy.enabled",
+             "{{- if and .Values.ingress.enabled "
+             "(include \"raycluster.ingressAccessControls\" .Values | fromJsonArray) $policy.enabled",
              ("tests/chart/test_bad_input.py", "-k", "not helm3 and every_missing_piece")),
     Breakage("a veRL key's type is guessed from its default's spelling (entropy_coeff=0.01 refused)",
              "generator/verltypes.py", 'DEFAULT_KINDS = {int: (float, "a number")',

@@ -30,6 +30,8 @@ LABEL_LINE = re.compile(r"^[a-z0-9./-]+: ")
 PORT = re.compile(r"^(\s*-?\s*(?:containerPort|port|targetPort): )(\d+)\s*$")
 # The field a rule names: `"field" (printf "%sdata.trainBatchSize" $p)` or `"field" "global.gpu.nodes"`.
 RULE_FIELD = re.compile(r'"field" (?:\(printf )?"(?:%s)?([A-Za-z][\w.]*)"')
+# ... or the rule's `$field := "raycluster.queue.kueue"`, which its report then names (`"field" $field`).
+FIELD_VARIABLE = re.compile(r'\$field := (?:printf )?"(?:%s)?([A-Za-z][\w.]*)"')
 BAD_INPUT = "tests/chart/test_bad_input.py"
 # Every bad input (a dropped rule lets its case through), and valid values rendered (a flipped rule fails them).
 # The Kueue quota a release is held against (read with lookup: only its helper renders without a cluster).
@@ -58,10 +60,19 @@ class TemplateMutant:
 
 
 def _rule_field(lines: list[str], index: int) -> str:
-    """The field named by the rule at lines[index] or by the one its condition guards (the next lines)."""
-    for line in lines[index:index + 4]:
-        if match := RULE_FIELD.search(line):
+    """The field named by the rule at lines[index] or by the one its condition guards: each rule is a define of its
+    own, its condition, problem and fix, then its report, which names the field or the `$field` set above it."""
+    for number in range(index, min(index + 12, len(lines))):
+        if not FAILS.search(lines[number]):
+            continue
+        if match := RULE_FIELD.search(lines[number]):
             return match.group(1)
+        for above in reversed(lines[max(0, number - 12):number]):
+            if "define " in above:
+                break
+            if match := FIELD_VARIABLE.search(above):
+                return match.group(1)
+        return ""
     return ""
 
 

@@ -3,10 +3,13 @@
 # line per step (k of n, what it builds, how long that took last time) and sends the builds' own
 # output (module downloads, compiler lines) to build/setup.log, whose tail it prints on failure.
 # A ready function is a quick test whose status is its answer (it runs as a condition).
-# Build times are recorded under $cache/timings/<id>, so a rebuild (a new pin) can say how long.
+# Build times are recorded under $cache/timings/<id>, so a rebuild (a new pin) can say how long; a step never
+# built here is estimated from lab/scripts/cold-times.txt (each step's time on a fresh 2-core machine), so a first
+# setup prints how long it will take before it starts.
 
 declare -p STEPS >/dev/null 2>&1 || STEPS=()  # sourced twice (setup, then a build script): keep the list
 SETUP_LOG="$root/build/setup.log"
+COLD_TIMES="$root/lab/scripts/cold-times.txt"
 
 add_step() {  # add_step ID LABEL READY_FUNCTION BUILD_FUNCTION
   STEPS+=("$1|$2|$3|$4")
@@ -16,9 +19,16 @@ format_seconds() {
   if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi
 }
 
-last_time() {  # last_time ID: "last time 3m05s", or "first build here"
-  local file="$cache/timings/$1"
-  if [ -s "$file" ]; then echo "last time $(format_seconds "$(cat "$file")")"; else echo "first build here"; fi
+cold_time() {  # cold_time ID: the step's seconds on a fresh 2-core machine (cold-times.txt), or nothing
+  [ ! -f "$COLD_TIMES" ] || awk -v id="$1" '$1 == id { print $2; exit }' "$COLD_TIMES"
+}
+
+last_time() {  # last_time ID: "last time 3m05s", or "first build here" with the fresh machine's time where known
+  local file="$cache/timings/$1" cold
+  if [ -s "$file" ]; then echo "last time $(format_seconds "$(cat "$file")")"; return; fi
+  cold=$(cold_time "$1")
+  if [ -n "$cold" ]; then echo "first build here; about $(format_seconds "$cold") on a fresh 2-core machine"
+  else echo "first build here"; fi
 }
 
 # Runs a step's build with its output in the log and errexit on inside it; on failure prints the
@@ -52,7 +62,8 @@ select_steps() {  # select_steps [ID...]
 }
 
 run_steps() {
-  local total=${#STEPS[@]} k=0 todo=() builds=0 recorded=0 pending=0 entry id label ready build started elapsed
+  local total=${#STEPS[@]} k=0 todo=() builds=0 recorded=0 pending=0 estimated=0 unknown=0 entry id label ready build
+  local started elapsed cold sources
   mkdir -p "$(dirname "$SETUP_LOG")" "$cache/timings"
   : >"$SETUP_LOG"
   for entry in "${STEPS[@]}"; do
@@ -63,14 +74,23 @@ run_steps() {
     if [ -s "$cache/timings/$id" ]; then
       recorded=$((recorded + 1))
       pending=$((pending + $(cat "$cache/timings/$id")))
+    elif cold=$(cold_time "$id"); [ -n "$cold" ]; then
+      estimated=$((estimated + 1))
+      pending=$((pending + cold))
+    else
+      unknown=$((unknown + 1))
     fi
   done
   if [ "$builds" = 0 ]; then
     echo "setup: all $total steps cached under $cache"
   else
     echo "setup: $builds of $total steps to build; their output goes to $SETUP_LOG"
-    if [ "$recorded" -gt 0 ]; then
-      echo "setup: $recorded of those took $(format_seconds "$pending") together last time"
+    if [ $((recorded + estimated)) -gt 0 ]; then
+      sources=""
+      [ "$recorded" = 0 ] || sources="$recorded as long as last time here"
+      [ "$estimated" = 0 ] || sources="${sources:+$sources; }$estimated as on a fresh 2-core machine, lab/scripts/cold-times.txt"
+      [ "$unknown" = 0 ] || sources="${sources:+$sources; }$unknown not estimated"
+      echo "setup: estimated time $(format_seconds "$pending") ($sources)"
     fi
   fi
   for entry in "${STEPS[@]}"; do

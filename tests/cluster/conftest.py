@@ -12,7 +12,7 @@ def local_cluster(tmp_path_factory):
     from support.cluster import start_test_cluster
     from lab.localcluster.parts import parts
 
-    missing = parts().missing()
+    missing = parts().missing() + parts().missing_for_tests()
     if missing:
         pytest.fail(f"local cluster parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
     cluster = start_test_cluster(tmp_path_factory.mktemp("localcluster"))

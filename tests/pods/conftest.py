@@ -12,7 +12,7 @@ def pod_cluster(tmp_path_factory):
     from support.realnode import start_pod_cluster
     from lab.localcluster.parts import parts, realnode_parts
 
-    missing = parts().missing() + realnode_parts().missing()
+    missing = parts().missing() + parts().missing_for_tests() + realnode_parts().missing()
     if missing:
         pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
     cluster = start_pod_cluster(tmp_path_factory.mktemp("podcluster"))

@@ -18,6 +18,9 @@ import pytest
 from support.rayhead import ray_head
 from support.submitter_run import GPUS, SUBMITTER, finish, start_submitter, submitter_env, write_spec
 
+sys.path.insert(0, str(SUBMITTER.parent))
+import submitter  # noqa: E402  (the chart's file, as the Job's python3 runs it: its directory on the path)
+
 TOKEN = secrets.token_urlsafe(32)
 
 
@@ -59,6 +62,20 @@ def test_the_submitter_with_the_token_runs_and_follows_the_log(dashboard, tmp_pa
     assert "stand-in driver: done, exiting 0" in output and "status=SUCCEEDED" in output
     assert [j["submission_id"] for j in listed_jobs(dashboard)
             if j["submission_id"].startswith("auth-ppo-job-0001")] == ["auth-ppo-job-0001-a1"]
+
+
+def test_the_preflight_package_reaches_a_head_that_asks_for_the_token(dashboard, tmp_path, with_token):
+    """The preflight program travels to the head through the Jobs API's package upload, which token auth guards
+    as it guards submissions: uploaded with the token, then run on the node."""
+    program = SUBMITTER.with_name("preflight.py")
+    expected = {"mountPath": str(tmp_path), "inputs": [], "gpusPerNode": GPUS, "gpuNodes": 1, "ncclEnv": {}}
+    code, output = finish(start_submitter(dashboard, tmp_path, "auth-ppo-job-0004", preflight=str(program),
+                                          preflight_expected=json.dumps(expected)))
+    assert code == 0 and "preflight passed on 1 nodes" in output, output
+    name, _ = submitter.preflight_package(program.read_text())
+    package = f"{dashboard}/api/packages/gcs/{name}"
+    assert status_of(package, {}) == 401
+    assert status_of(package, {"X-Ray-Authorization": f"Bearer {TOKEN}"}) == 200
 
 
 def test_the_submitter_without_the_token_submits_nothing(dashboard, tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ A run is named as the chart names it: prefix <family>-<hash> (the Job's name), f
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import subprocess
 import sys
@@ -299,6 +300,14 @@ def test_a_passing_preflight_prints_its_table_and_the_run_follows(dashboard, tmp
     assert code == 0, output
     assert "preflight, one row per Ray node:" in output and "preflight passed on 1 nodes" in output, output
     assert "stand-in driver: done, exiting 0" in output
+    # Issue 33: Ray's log of the preflight shows its entrypoint on one line (the program travels as a py_modules
+    # package), then its table; not the program's 140 lines of source.
+    lines = output.splitlines()
+    shown = next(i for i, line in enumerate(lines) if line.startswith("Running entrypoint") and "-preflight-" in line)
+    expected = preflight_settings(tmp_path, [str(data)])["preflight_expected"]
+    assert lines[shown].endswith("python3 -m verl_ppo_preflight " + shlex.quote(expected)), lines[shown]
+    assert lines[shown + 1] == "preflight, one row per Ray node:", output
+    assert "import ray" not in output, output
     runs = [j["submission_id"] for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]]
     assert runs == [f"{prefix}-a1"]
 

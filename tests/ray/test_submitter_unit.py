@@ -11,12 +11,14 @@ import io
 import json
 import os
 import re
+import shlex
 import signal
 import ssl
 import sys
 import threading
 import time
 import urllib.error
+import zipfile
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
@@ -43,6 +45,8 @@ class AnsweredHead(submitter.RayJobsAPI):
                  replies: list[dict[str, Any] | Exception] = ()) -> None:
         super().__init__("http://head.invalid:8265")
         self.jobs, self.gpus, self.replies, self.stopped, self.submitted = list(jobs), list(gpus), list(replies), [], []
+        self.specs: dict[str, dict[str, Any]] = {}  # what each submission sent
+        self.packages: dict[str, bytes] = {}  # runtime_env packages uploaded
 
     def list_jobs(self) -> list[dict[str, Any]]:
         if self.jobs and isinstance(self.jobs[0], Exception):
@@ -78,6 +82,11 @@ class AnsweredHead(submitter.RayJobsAPI):
 
     def submit(self, submission_id: str, spec: dict[str, Any]) -> None:
         self.submitted.append(submission_id)
+        self.specs[submission_id] = spec
+
+    def ensure_package(self, name: str, content: bytes) -> str:
+        self.packages[name] = content
+        return f"gcs://{name}"
 
 
 class ScriptedTail:
@@ -868,6 +877,47 @@ def test_a_preflight_that_failed_otherwise_is_not_run_again(monkeypatch, ending)
     assert exited.value.code == 5 and len(head.submitted) == 1
 
 
+def test_the_preflight_runs_as_a_module_of_its_package_in_the_runs_environment(monkeypatch):
+    """Issue 33: the preflight's source on the command line filled Ray's "Running entrypoint" line of the log with
+    120 lines; it now travels as a py_modules package and its entrypoint is one short line."""
+    head = preflight_run(monkeypatch, [{"status": "SUCCEEDED"}])
+    spec = {"entrypoint": "python3 -m verl.trainer.main_ppo",
+            "runtime_env": {"env_vars": {"NCCL_DEBUG": "WARN"}, "working_dir": "file:///shared/code.zip"}}
+    expected = {"mountPath": "/shared", "inputs": ["/shared/it's.parquet"], "gpusPerNode": 2}
+    checked_run = settings(job_spec=spec, preflight_program=str(PREFLIGHT), preflight_expected=expected)
+    assert submitter.run(head, checked_run) == 0
+    [(_, checked), (_, run)] = head.specs.items()
+    name, content = submitter.preflight_package(PREFLIGHT.read_text())
+    assert head.packages == {name: content}
+    assert checked["entrypoint"] == "python3 -m verl_ppo_preflight " + shlex.quote(json.dumps(expected))
+    assert checked["runtime_env"] == {**spec["runtime_env"], "py_modules": [f"gcs://{name}"]}
+    assert run == spec  # the run itself gets nothing of the preflight's
+
+
+def test_the_preflight_package_holds_the_program_under_its_module_name():
+    source = PREFLIGHT.read_text()
+    name, content = submitter.preflight_package(source)
+    assert submitter.preflight_package(source) == (name, content)  # one program, one package: uploaded once a head
+    assert submitter.preflight_package(source + "\n")[0] != name
+    assert re.fullmatch(r"_ray_pkg_[0-9a-f]{40}\.zip", name), name  # the name Ray gives its own packages
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        assert archive.namelist() == ["verl_ppo_preflight.py"]
+        assert archive.read("verl_ppo_preflight.py").decode() == source
+
+
+def test_a_package_is_uploaded_only_where_the_head_lacks_it():
+    name, content = submitter.preflight_package("print('checked')\n")
+    path = f"/api/packages/gcs/{name}"
+    with answering({("GET", path): (404, None), ("PUT", path): (200, None)}) as (url, received):
+        assert submitter.RayJobsAPI(url).ensure_package(name, content) == f"gcs://{name}"
+    assert [(r.method, r.path) for r in received] == [("GET", path), ("PUT", path)] and received[1].body == content
+    with answering({("GET", path): (200, None)}) as (url, received):
+        assert submitter.RayJobsAPI(url).ensure_package(name, content) == f"gcs://{name}"
+    assert [r.method for r in received] == ["GET"]
+    with answering({("GET", path): (503, None)}) as (url, received), pytest.raises(urllib.error.HTTPError):
+        submitter.RayJobsAPI(url).ensure_package(name, content)  # the run's retry decides, as for a submission
+
+
 def test_the_code_of_a_node_that_left_is_the_preflights_own():
     assert submitter.preflight_constant(PREFLIGHT.read_text(), "NODES_LEFT") == 75
     with pytest.raises(ValueError, match="defines no NOT_THERE"):
@@ -881,7 +931,7 @@ class Request:
     method: str
     path: str
     authorization: str | None
-    body: Any  # the JSON sent, None without a body
+    body: Any  # the JSON sent (other content as bytes), None without a body
 
 
 @contextlib.contextmanager
@@ -895,8 +945,9 @@ def answering(answers: dict[tuple[str, str], tuple[int, Any]], tls_dir: Path | N
         def answer(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             sent = self.rfile.read(length) if length else b""
+            as_json = self.headers.get("Content-Type") == "application/json"
             received.append(Request(self.command, self.path, self.headers.get("Authorization"),
-                                    json.loads(sent) if sent else None))
+                                    (json.loads(sent) if as_json else sent) if sent else None))
             status, reply = answers[(self.command, self.path)]
             body = b"" if reply is None else json.dumps(reply).encode()
             self.send_response(status)
@@ -904,7 +955,7 @@ def answering(answers: dict[tuple[str, str], tuple[int, Any]], tls_dir: Path | N
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_POST = answer  # noqa: N815 (the names http.server calls)
+        do_GET = do_POST = do_PUT = answer  # noqa: N815 (the names http.server calls)
 
         def log_message(self, *args: Any) -> None:
             pass

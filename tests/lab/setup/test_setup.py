@@ -1,6 +1,6 @@
 """Setup itself: the project venv (lab/venv.py) on Debian's externally managed python3, and the
-step runner (lab/scripts/steps.sh) that says k of n, what it builds and how long it took last time,
-keeping build output in build/setup.log."""
+step runner (lab/scripts/steps.sh) that says k of n, what it builds and how long it took last time (or, never
+built here, on a fresh machine: the estimate a first `make demo` prints), keeping build output in build/setup.log."""
 
 from __future__ import annotations
 
@@ -105,6 +105,7 @@ def test_steps_say_k_of_n_and_keep_build_output_in_the_log(tmp_path):
     first = run_steps(tmp_path)
     assert first.returncode == 0, first.stderr
     assert "setup [1/2] a noisy build: building (first build here) ..." in first.stdout
+    assert "estimated" not in first.stdout  # no table of fresh-machine times here: no figure made up
     assert re.search(r"^setup \[2/2\] a quiet one: built in \d+s$", first.stdout, re.M), first.stdout
     assert "go: downloading" not in first.stdout + first.stderr
     assert (tmp_path / "build" / "setup.log").read_text().count("go: downloading") == 200
@@ -116,8 +117,52 @@ def test_steps_say_k_of_n_and_keep_build_output_in_the_log(tmp_path):
     (tmp_path / "cache" / "noisy").unlink()  # a new pin: the step builds again, and says how long it took before
     rebuilt = run_steps(tmp_path)
     assert "setup: 1 of 2 steps to build" in rebuilt.stdout
-    assert f"1 of those took {recorded}s together last time" in rebuilt.stdout
+    assert f"setup: estimated time {recorded}s (1 as long as last time here)" in rebuilt.stdout
     assert f"setup [1/2] a noisy build: building (last time {recorded}s) ..." in rebuilt.stdout
+
+
+def test_a_first_setup_prints_its_estimate_from_the_fresh_machines_times(tmp_path):
+    """Issue 33: a fresh machine's `make demo` says how long its setup will take before it starts."""
+    table = tmp_path / "lab" / "scripts" / "cold-times.txt"
+    table.parent.mkdir(parents=True)
+    table.write_text("# step seconds\nnoisy 754\nnoisy-other 99\n")
+    first = run_steps(tmp_path)
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[:2] == [f"setup: 2 of 2 steps to build; their output goes to {tmp_path / 'build' / 'setup.log'}",
+                         "setup: estimated time 12m34s (1 as on a fresh 2-core machine, lab/scripts/cold-times.txt; "
+                         "1 not estimated)"]
+    assert "setup [1/2] a noisy build: building (first build here; about 12m34s on a fresh 2-core machine) ..." in lines
+    assert "setup [2/2] a quiet one: building (first build here) ..." in lines
+    (tmp_path / "cache" / "noisy").unlink()
+    (tmp_path / "cache" / "quiet").unlink()
+    (tmp_path / "cache" / "timings" / "noisy").unlink()  # noisy never built here, quiet in 5 s
+    (tmp_path / "cache" / "timings" / "quiet").write_text("5")
+    again = run_steps(tmp_path)  # what this machine took wins over the table
+    assert "setup: estimated time 12m39s (1 as long as last time here; 1 as on a fresh 2-core machine, " \
+           "lab/scripts/cold-times.txt)" in again.stdout, again.stdout
+
+
+def test_every_setup_step_has_a_fresh_machine_time():
+    """The table covers setup's steps and no others, so a new step (or a renamed one) comes with its figure."""
+    listed = subprocess.run(["bash", str(ROOT / "lab" / "scripts" / "setup.sh"), "no-such-step"], capture_output=True,
+                            text=True, timeout=120)
+    assert listed.returncode == 2, listed.stderr
+    steps = listed.stderr.split("the steps: ", 1)[1].split()
+    rows = [line.split() for line in (ROOT / "lab" / "scripts" / "cold-times.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert [row[0] for row in rows] == steps
+    assert all(len(row) == 2 and row[1].isdigit() and int(row[1]) > 0 for row in rows), rows
+
+
+def test_the_demo_builds_the_steps_it_uses_and_no_test_tool():
+    """`make demo` builds setup's steps for the local cluster (and its real node where one runs), not the tests'."""
+    makefile = (ROOT / "Makefile").read_text()
+    demo = set(re.search(r"^DEMO_STEPS = (.*)$", makefile, re.M).group(1).split())
+    real_node = set(re.search(r"^DEMO_REAL_NODE_STEPS = (.*)$", makefile, re.M).group(1).split())
+    assert not (demo | real_node) & {"helm3", "prometheus", "redis", "checkov", "kueue", "prometheus-operator",
+                                     "registry", "ct", "verl-config", "helm-unittest", "vllm-metrics"}
+    assert {"venv", "helm4", "kubernetes", "kuberay-operator"} <= demo and "images" in real_node
 
 
 def test_a_failed_step_stops_setup_and_shows_its_log(tmp_path):

@@ -53,7 +53,9 @@ so `helm uninstall` leaves no GPU run behind; it never fails the uninstall.
 from __future__ import annotations
 
 import ast
+import hashlib
 import http.client
+import io
 import json
 import os
 import re
@@ -65,6 +67,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -76,6 +79,7 @@ CHECKPOINT_TRACKER = "latest_checkpointed_iteration.txt"
 ACTOR_SHARD = re.compile(r"model_world_size_(\d+)_rank_\d+\.pt$")
 ACTIVE = {"PENDING", "RUNNING"}
 PREFLIGHT_RUNS = 3  # preflights in one pod that a node may leave before the pod gives up (exit 5)
+PREFLIGHT_MODULE = "verl_ppo_preflight"  # preflight.py's module name on the Ray nodes (a py_modules package)
 UNMENDABLE_EXIT = 2
 # HTTP answers that mean "not now" rather than "not this": another try may be answered.
 TRANSIENT_HTTP = {408, 425, 429}
@@ -213,18 +217,30 @@ class RayJobsAPI:
         self.base_url = base_url
         self.timeout = timeout
 
-    def build(self, method: str, path: str, body: Any = None) -> urllib.request.Request:
-        """Every request to the head is made here (its headers in one place)."""
-        data = None if body is None else json.dumps(body).encode()
+    def build(self, method: str, path: str, body: Any = None, content: bytes | None = None) -> urllib.request.Request:
+        """Every request to the head is made here (its headers in one place): a JSON body, or raw content."""
+        data = content if content is not None else None if body is None else json.dumps(body).encode()
+        kind = "application/json" if content is None else "application/octet-stream"
         return urllib.request.Request(
             self.base_url + path, data=data, method=method,
-            headers={"Content-Type": "application/json", **ray_auth_headers()},
+            headers={"Content-Type": kind, **ray_auth_headers()},
         )
 
-    def request(self, method: str, path: str, body: Any = None) -> Any:
-        with urllib.request.urlopen(self.build(method, path, body), timeout=self.timeout) as response:
+    def request(self, method: str, path: str, body: Any = None, content: bytes | None = None) -> Any:
+        with urllib.request.urlopen(self.build(method, path, body, content), timeout=self.timeout) as response:
             raw = response.read()
         return json.loads(raw) if raw else None
+
+    def ensure_package(self, name: str, content: bytes) -> str:
+        """A runtime_env package in the head's GCS, uploaded unless it is there; its gcs:// URI. As Ray's own job
+        client does: the GET pins the package for a while (the submission that follows references it)."""
+        try:
+            self.request("GET", f"/api/packages/gcs/{name}")
+        except urllib.error.HTTPError as error:
+            if error.code != 404:
+                raise
+            self.request("PUT", f"/api/packages/gcs/{name}", content=content)
+        return f"gcs://{name}"
 
     def list_jobs(self) -> list[dict[str, Any]]:
         return self.request("GET", "/api/jobs/") or []
@@ -664,15 +680,28 @@ def preflight_constant(source: str, name: str) -> Any:
     raise ValueError(f"preflight.py defines no {name}")
 
 
+def preflight_package(source: str) -> tuple[str, bytes]:
+    """preflight.py as a Ray py_modules package: a zip holding it as PREFLIGHT_MODULE, named as Ray names its
+    packages (_ray_pkg_<content hash>.zip), so an unchanged program is uploaded once to a head."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo(f"{PREFLIGHT_MODULE}.py", date_time=(1980, 1, 1, 0, 0, 0)), source)
+    content = buffer.getvalue()
+    return f"_ray_pkg_{hashlib.sha1(content).hexdigest()}.zip", content
+
+
 def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
-    """Runs preflight.py as a Ray job (its source on the command line: the head needs no file of ours)
-    in the run's runtime environment; exits 5 when it fails, so the run is not submitted; NodesLeft when
-    a node left while it ran."""
+    """Runs preflight.py as a Ray job in the run's runtime environment, the program shipped through the Jobs API
+    as a py_modules package (the Ray pods need no file of ours; Ray's log shows a one-line entrypoint, not the
+    source); exits 5 when it fails, so the run is not submitted; NodesLeft when a node left while it ran."""
     with open(settings.preflight_program, encoding="utf-8") as program:
         source = program.read()
-    entrypoint = f"python3 -c {shlex.quote(source)} {shlex.quote(json.dumps(settings.preflight_expected))}"
+    package = api.ensure_package(*preflight_package(source))
+    runtime_env = dict(settings.job_spec.get("runtime_env") or {})
+    runtime_env["py_modules"] = [*runtime_env.get("py_modules", []), package]
+    entrypoint = f"python3 -m {PREFLIGHT_MODULE} {shlex.quote(json.dumps(settings.preflight_expected))}"
     preflight_id = f"{submission_id}-preflight-{secrets.token_hex(3)}"
-    api.submit(preflight_id, {**settings.job_spec, "entrypoint": entrypoint})
+    api.submit(preflight_id, {**settings.job_spec, "entrypoint": entrypoint, "runtime_env": runtime_env})
     log(f"preflight {preflight_id} submitted")
     job = follow(api, LogTail(settings.dashboard_url, preflight_id, sys.stdout.buffer), settings)
     if job.get("status") == "FAILED" and job.get("driver_exit_code") == preflight_constant(source, "NODES_LEFT"):
