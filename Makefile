@@ -13,14 +13,14 @@ SHAPE ?= seed-2gpu
 # What `make demo` needs of setup (lab/scripts/setup.sh's step ids): the venv, the Helm of `generator check` and
 # the install, the CRDs, the local cluster; the real node's parts only where it runs one here (the seed's shape,
 # root, a writable memory cgroup: lab/localcluster/machine.py). Kueue, the Prometheus operator, Prometheus,
-# redis, checkov, Helm 3, veRL's config, the OCI registry and ct are the tests' alone.
+# redis, checkov, Helm 3, helm-unittest, veRL's config, vLLM's metrics, the OCI registry and ct are the tests' alone.
 DEMO_STEPS = venv helm4 schemas cluster-files etcd kubernetes kwok kuberay-operator
 DEMO_REAL_NODE_STEPS = realnode-debs coredns kube-router crictl images
 
 help:  ## list the targets (the two fresh-machine ones: demo, test)
 	@grep -E '^[a-z][-a-z]*:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([-a-z]+):.*## (.*)$$/  make \1\t\2/' | expand -t 24
 
-setup:  ## create the project venv (requirements.txt, requirements-test.txt), build Helm 3 and 4 and the local cluster, fetch schemas (cached)
+setup:  ## create the project venv (requirements.txt, requirements-test.txt), build Helm 3 and 4, helm-unittest and the local cluster, fetch schemas (cached)
 	bash lab/scripts/setup.sh
 
 venv:  ## only the project venv: the generator's runtime (requirements.txt) and the tests' packages (requirements-test.txt); cached
@@ -73,18 +73,20 @@ demo-down:  ## stop every process `make demo` started
 package: venv helm  ## the chart's release package in build/charts/, values/ inside (docs/releasing.md); SIGN_KEY=... KEYRING=secring.gpg signs it
 	$(PYTHON) -m lab.release.package --helm $(HELM) $(if $(SIGN_KEY),--sign-key "$(SIGN_KEY)" --keyring "$(KEYRING)")
 
-# TIER picks one test tier (a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods, gpu).
+# TIER picks one test tier, a pytest marker: setup, generator, chart, release, verl, ray, observability, cluster, pods,
+# gpu. A tier is a folder, tests/<tier>/ (the product's tests) and tests/lab/<tier>/ (the lab's own), whose conftest.py
+# marks its tests: a new test file joins a tier by where it is written.
 TIER ?=
-# Parallel test workers (pytest-xdist; tests/support/tiers.py and workers.py say how work is shared). The
+# Parallel test workers (pytest-xdist; tests/support/tiers.py and workers.py say how work is shared, by folder). The
 # default, 2: the real node's tier (the fault matrix: about 30 min, mostly waiting on pods and Ray) on one
 # worker, everything else on the other. WORKERS=0 runs everything in this one process; under 5 workers
 # on 2 cores two timing-bound Ray fault tests failed.
 WORKERS ?= 2
 # The fast lane's tiers: no cluster, no Ray (lint, ct lint, every values file and ci scenario templated and
-# validated strictly, generator, chart, bad input, veRL's config, release).
+# validated strictly, the chart's helm-unittest suites, generator, chart, bad input, veRL's config, release).
 FAST_TIERS = generator or chart or verl or release
 # What the fast lane needs of setup (lab/scripts/setup.sh's step ids): no Kubernetes, no images.
-FAST_STEPS = venv helm3 helm4 schemas verl-config checkov registry ct
+FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config vllm-metrics checkov registry ct
 PYTEST = $(PYTHON) -m pytest tests -n $(WORKERS) --durations=30
 
 setup-fast:  ## only what `make test-fast` needs of setup (cached)

@@ -28,7 +28,7 @@ class ComponentUse:
     values: str
 
 
-# Each component's use without the others: the umbrella with the others switched off (tests/test_subcharts.py
+# Each component's use without the others: the umbrella with the others switched off (tests/chart/test_subcharts.py
 # renders each). Keyed by the components of the umbrella's Chart.yaml (paths.components()).
 COMPONENT_USES = {
     "storage": ComponentUse(

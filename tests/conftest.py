@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from support import tools  # noqa: E402
 from support.kubeschema import Validator  # noqa: E402
-from support.tiers import TIERS, tier_of  # noqa: E402
+from support.tiers import TIERS  # noqa: E402
 
 # generator check runs $HELM before any helm on PATH: the tests run it with the Helm 4 that setup pins.
 os.environ["HELM"] = str(tools.helm_binaries()["helm4"])
@@ -35,23 +35,9 @@ def validator() -> Validator:
     return Validator(_require(tools.kubernetes_openapi()), crds)
 
 
-@pytest.fixture(scope="session")
-def local_cluster(tmp_path_factory):
-    """Tier 6: one local cluster (etcd, apiserver, controller-manager, scheduler, kwok, KubeRay) per session."""
-    from support.cluster import start_test_cluster
-    from lab.localcluster.parts import parts
-
-    missing = parts().missing() + parts().missing_for_tests()
-    if missing:
-        pytest.fail(f"local cluster parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
-    cluster = start_test_cluster(tmp_path_factory.mktemp("localcluster"))
-    yield cluster
-    cluster.cluster.stop()
-
-
 def pytest_configure(config):
-    for tier in TIERS:
-        config.addinivalue_line("markers", f"{tier}: test tier {tier} (tests/support/tiers.py TIERS)")
+    for tier, holds in TIERS.items():
+        config.addinivalue_line("markers", f"{tier}: {holds} (tests/{tier}/, tests/lab/{tier}/)")
 
 
 # The render cache's counts of each xdist worker, handed over when the worker ends.
@@ -85,19 +71,10 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(items):
-    for item in items:
-        item.add_marker(getattr(pytest.mark, tier_of(item.path.name)))
-
-
-@pytest.fixture(scope="session")
-def pod_cluster(tmp_path_factory):
-    """Tier 7: the local cluster with a real node (kubelet, containerd, CNI, kube-proxy, CoreDNS, kube-router)."""
-    from support.realnode import start_pod_cluster
-    from lab.localcluster.parts import parts, realnode_parts
-
-    missing = parts().missing() + parts().missing_for_tests() + realnode_parts().missing()
-    if missing:
-        pytest.fail(f"real node parts missing: {', '.join(map(str, missing))}: run lab/scripts/setup.sh first")
-    cluster = start_pod_cluster(tmp_path_factory.mktemp("podcluster"))
-    yield cluster
-    cluster.cluster.stop()
+    """Each tier folder's conftest.py marks its tests (support.tiers.mark_tier); a test that got no tier (in a folder
+    without that conftest) would escape every `-m <tier>` selection, so it stops the session."""
+    unmarked = sorted({item.nodeid.split("::", 1)[0] for item in items
+                       if not any(item.get_closest_marker(tier) for tier in TIERS)})
+    if unmarked:
+        raise pytest.UsageError(f"{', '.join(unmarked)}: no tier marker: its folder needs the conftest.py of a tier "
+                                "folder (`from support.tiers import mark_tier as pytest_itemcollected`)")

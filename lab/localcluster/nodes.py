@@ -15,7 +15,7 @@ from lab.localcluster.cluster import KWOK_ANNOTATION
 MAX_PODS = "110"
 # Every node carries its instance type, as cloud nodes do. The catalog's shapes with no GPU-type
 # label (the vendor guide's seed) are found by it: `generator discover` groups by it, and a
-# release of such a shape on a mixed cluster selects it (see tests/test_cluster_shapes.py).
+# release of such a shape on a mixed cluster selects it (see tests/cluster/test_cluster_shapes.py).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # GPU pools are commonly tainted with the GPU resource name, so only pods that tolerate it (the Ray
 # pods: the generator's values do) land there; the submitter and other helpers go to CPU nodes.

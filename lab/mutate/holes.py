@@ -2,7 +2,7 @@
 written down as an edit of one file, with the tests that must now fail on it. `make mutate
 MUTATE_ARGS=--holes` applies each to the copy of the tree, runs those tests unbroken and broken, and
 prints which test caught it; a breakage whose text is no longer in its file is an error, not a pass, so
-the table follows the code (tests/test_mutate.py checks that on every `make test`)."""
+the table follows the code (tests/lab/setup/test_mutate.py checks that on every `make test`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.mutate.python_mutants import NICE
+from lab.mutate.plan import NICE
 
 SUBMITTER = "charts/verl-ppo/charts/ppo-job/files/submitter.py"
 RAYCLUSTER_RULES = "charts/verl-ppo/charts/raycluster/templates/_rules.tpl"
@@ -39,74 +39,77 @@ BREAKAGES = (
              "charts/verl-ppo/charts/ppo-job/files/prepare.py",
              "        pq.write_table(pa.Table.from_pylist(rows), partial)\n        os.replace(partial, target)\n",
              "        pq.write_table(pa.Table.from_pylist(rows), target)\n",
-             ("tests/test_prepare.py",)),
+             ("tests/ray/test_prepare.py",)),
     Breakage("discover ignores the nodes' GPU-memory label (takes the catalog's figure)",
              "generator/discover.py", "    elif all(GPU_MEMORY_LABEL in node.labels for node in nodes):",
-             "    elif False:", ("tests/test_cluster_discover.py", "-k", "memory_label or one_entry")),
+             "    elif False:", ("tests/cluster/test_cluster_discover.py", "-k", "memory_label or one_entry")),
     Breakage("discover takes the GPU-memory label when only some nodes carry it",
              "generator/discover.py", "    elif all(GPU_MEMORY_LABEL in node.labels for node in nodes):",
              "    elif any(GPU_MEMORY_LABEL in node.labels for node in nodes):",
-             ("tests/test_cluster_discover.py", "-k", "memory_label")),
+             ("tests/cluster/test_cluster_discover.py", "-k", "memory_label")),
     Breakage("the micro batch is no longer kept a divisor of the per-GPU mini batch",
              "generator/sizing.py", "    while per_gpu % micro:\n        micro //= 2\n", "",
-             ("tests/test_sizing.py",)),
+             ("tests/generator/test_sizing.py",)),
     Breakage("the Ray pods lose the release label the NetworkPolicy admits",
              LABELS, '(include "verl-ppo.releasePodLabel" .ctx)', '""',
-             ("tests/test_chart_networkpolicy.py", "-k", "not helm3")),
+             ("tests/chart/test_chart_networkpolicy.py", "-k", "not helm3")),
     Breakage("labels from values replace the chart's (a pod label takes the head out of the NetworkPolicy)",
              LABELS, "{{- range $key := keys $owned }}{{ $_ := unset $user $key }}{{ end -}}\n", "",
-             ("tests/test_chart_labels.py", "-k", "not helm3 and any_pod")),
+             ("tests/chart/test_chart_labels.py", "-k", "not helm3 and any_pod")),
     Breakage("the rule against a TensorBoard path equal to the dashboard's is gone",
-             RAYCLUSTER_RULES, '{{- else if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}',
-             "{{- else if false -}}", ("tests/test_observability_chart.py", "-k", "not helm3 and tensorboard")),
+             RAYCLUSTER_RULES, '{{- if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}',
+             "{{- if false -}}", ("tests/chart/test_observability_chart.py", "-k", "not helm3 and tensorboard")),
     Breakage("the rule against a checkpoint directory off the shared volume is gone",
              "charts/verl-ppo/charts/ppo-job/templates/_rules.tpl",
              "{{- if not (include \"verl-ppo.onVolume\" (dict \"ctx\" $ \"path\" .path)) -}}",
              "{{- if false -}}",
-             ("tests/test_bad_input.py", "-k", "not helm3 and relative-checkpoint-dir-past-the-schema")),
+             ("tests/chart/test_bad_input.py", "-k", "not helm3 and relative-checkpoint-dir-past-the-schema")),
     Breakage("the rule that a release name is a DNS-1035 label is gone",
              "charts/verl-ppo/charts/verl-ppo-lib/templates/_rules.tpl",
              '{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) -}}', "{{- if false -}}",
-             ("tests/test_bad_input.py", "-k", "not helm3 and (starts-with-a-digit or fullname-not-dns)")),
+             ("tests/chart/test_bad_input.py", "-k", "not helm3 and (starts-with-a-digit or fullname-not-dns)")),
     Breakage("a rule names a longer field than the one at fault (a substring match passed it)",
              RAYCLUSTER_RULES,
-             "\"field\" \"global.tensorboard.ingressPath\" \"value\" $path \"problem\" \"is a path on the dashboard "
-             "Ingress",
-             "\"field\" \"global.tensorboard.ingressPathPrefix\" \"value\" $path \"problem\" \"is a path on the "
-             "dashboard Ingress",
-             ("tests/test_bad_input.py", "-k", "not helm3 and helm_template and tensorboard-path-without-ingress")),
+             "(with an access control), or --set global.tensorboard.ingressPath=''\" -}}\n"
+             "{{- include \"verl-ppo.rule\" (dict \"state\" .state \"field\" \"global.tensorboard.ingressPath\"",
+             "(with an access control), or --set global.tensorboard.ingressPath=''\" -}}\n"
+             "{{- include \"verl-ppo.rule\" (dict \"state\" .state \"field\" \"global.tensorboard.ingressPathPrefix\"",
+             ("tests/chart/test_bad_input.py", "-k",
+              "not helm3 and helm_template and tensorboard-path-without-ingress")),
     Breakage("the uninstall hook stops every Ray job on the head, other releases' too",
              SUBMITTER, 'stopped = stop_active(api, settings.family_pattern(), "helm uninstall")',
              'stopped = stop_active(api, re.compile(".*"), "helm uninstall")',
-             ("tests/test_submitter_ray.py", "-k", "stop_mode_stops_every")),
+             ("tests/ray/test_submitter_ray.py", "-k", "stop_mode_stops_every")),
     Breakage("helm test (--check) looks once instead of waiting for the GPUs",
              SUBMITTER, "        wait_for_cluster(api, settings)\n        return 0\n",
              "        return 0 if api.cluster_gpus() >= settings.expected_gpus else 3\n",
-             ("tests/test_submitter_ray.py", "-k", "check_mode_waits")),
+             ("tests/ray/test_submitter_ray.py", "-k", "check_mode_waits")),
     Breakage("the Ingress's rules are one chain: a first install hears of one at a time (issue 28)",
-             RAYCLUSTER_RULES, "{{- end -}}\n{{- if and .Values.networkPolicy.enabled",
-             "{{- else if and .Values.networkPolicy.enabled",
-             ("tests/test_bad_input.py", "-k", "not helm3 and every_missing_piece")),
+             RAYCLUSTER_RULES, "{{- if and .Values.ingress.enabled $policy.enabled",
+             "{{- if and .Values.ingress.enabled "
+             "(include \"raycluster.ingressAccessControls\" .Values | fromJsonArray) $policy.enabled",
+             ("tests/chart/test_bad_input.py", "-k", "not helm3 and every_missing_piece")),
     Breakage("a veRL key's type is guessed from its default's spelling (entropy_coeff=0.01 refused)",
              "generator/verltypes.py", 'DEFAULT_KINDS = {int: (float, "a number")',
-             'DEFAULT_KINDS = {int: (int, "a number")', ("tests/test_verl_config.py", "-k", "float_for_an_integer")),
+             'DEFAULT_KINDS = {int: (int, "a number")',
+             ("tests/verl/test_verl_config.py", "-k", "float_for_an_integer")),
     Breakage("veRL's declared types are not checked (gpu_memory_utilization=banana composes)",
              "generator/verltypes.py",
              "    return isinstance(value, int) if kind is int else isinstance(value, (int, float))",
-             "    return True", ("tests/test_verl_config.py", "-k", "wrong_type_or_impossible")),
+             "    return True", ("tests/verl/test_verl_config.py", "-k", "wrong_type_or_impossible")),
     Breakage("the ranges veRL's code needs are not checked (trainer.nnodes=-7 composes)",
              "generator/verltypes.py",
              "        return above and (self.high is None or value <= self.high)", "        return True",
-             ("tests/test_verl_config.py", "-k", "wrong_type_or_impossible")),
+             ("tests/verl/test_verl_config.py", "-k", "wrong_type_or_impossible")),
     Breakage("the PodMonitors select a node type KubeRay never puts on its pods",
              "charts/verl-ppo/charts/observability/templates/podmonitors.yaml",
              "      ray.io/node-type: {{ .nodeType }}\n", "      ray.io/node-type: {{ .nodeType }}-group\n",
-             ("tests/test_cluster_shapes.py", "-k", "helm4-seed-2gpu")),
+             ("tests/cluster/test_cluster_shapes.py", "-k", "helm4-seed-2gpu")),
     Breakage("the PodMonitors' relabeling reads a pod label KubeRay never sets (no cluster label on the series)",
              "charts/verl-ppo/charts/observability/templates/_helpers.tpl",
              "        - __meta_kubernetes_pod_label_ray_io_cluster\n",
              "        - __meta_kubernetes_pod_label_ray_cluster\n",
-             ("tests/test_pods.py", "-k", "prometheus_scrapes")),
+             ("tests/pods/test_pods.py", "-k", "prometheus_scrapes")),
 )
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from generator.paths import ROOT
 from lab.mutate.annotations import in_annotation
 from lab.mutate.equivalent import why_equivalent
+from lab.mutate.plan import NICE, PythonTarget
 from lab.mutate.score import Score
-from lab.mutate.staged import Stages
 
 # Operators left out: replacing arithmetic or a comparison by a bitwise, shift, power or identity
 # operator. On these integers nearly all are killed by any test, and they would be half of all mutants
@@ -21,26 +20,6 @@ EXCLUDED_OPERATORS = (
     r"core/ReplaceBinaryOperator_\w+_(BitAnd|BitOr|BitXor|LShift|RShift|Pow)$",
     r"core/ReplaceComparisonOperator_\w+_(Is|IsNot)$",
 )
-NICE = ["nice", "-n", "10"]
-
-
-@dataclass(frozen=True)
-class PythonTarget:
-    module: str  # path relative to the repository root
-    tests: tuple[str, ...]  # pytest arguments selecting the tests that exercise it
-    timeout: float = 30.0  # seconds per mutant's test run (~10x the run); a mutant that hangs them is killed
-    excluded: tuple[str, ...] = ()  # operators left out for this module only (regular expressions), and why
-    stages: Stages | None = None  # tests in two stages, fast then slow (staged.py), in place of `tests`
-
-    @property
-    def name(self) -> str:
-        return Path(self.module).stem
-
-    def test_command(self) -> str:
-        if self.stages:
-            return f"{' '.join(NICE)} {sys.executable} -m lab.mutate.staged '{self.module}' '{ROOT / self.module}'"
-        args = " ".join(f"'{arg}'" for arg in self.tests)
-        return f"{' '.join(NICE)} {sys.executable} -m pytest -x -q -p no:cacheprovider {args}"
 
 
 def config_text(target: PythonTarget) -> str:

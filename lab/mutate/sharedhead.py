@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from generator.paths import ROOT
-from lab.mutate.python_mutants import PythonTarget
+from lab.mutate.plan import PythonTarget
 from lab.mutate.staged import FAST_ONLY
 
 START_TRIES = 5

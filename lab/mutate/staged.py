@@ -15,22 +15,16 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from lab.mutate.plan import Stages
+from lab.mutate.targets import STAGED
 
 # A slow stage whose cases only erred in setup (a Ray head that did not start on a loaded machine: its
 # dashboard must answer within Ray's 20 s) says nothing of the mutant: it is tried again, and after the
 # last try the mutant is counted a survivor (run again with --retry-survivors), never a kill.
 SETUP_TRIES = 2
 SETUP_RETRY_SECONDS = 30
-
-
-@dataclass(frozen=True)
-class Stages:
-    fast: tuple[str, ...]  # pytest arguments: every mutant runs these first
-    slow: dict[str, tuple[str, ...]] = field(default_factory=dict)  # function (or Class.method) -> pytest arguments
-    slow_default: tuple[str, ...] = ()  # for a mutant outside every function named in `slow`
-    shared_ray_head: bool = False  # the slow tests' Ray head started once for all mutants (sharedhead.py)
 
 
 def changed_line(original: str, mutated: str) -> int | None:
@@ -109,8 +103,6 @@ FAST_ONLY = "VERL_PPO_MUTATE_FAST_ONLY"
 
 
 def main(argv: list[str]) -> int:
-    from lab.mutate.targets import STAGED
-
     module, original = argv
     stages = STAGED[module]
     if pytest(stages.fast, FAST_TIMEOUT_SECONDS) != 0:

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.mutate.python_mutants import NICE
+from lab.mutate.plan import NICE
 from lab.mutate.score import Score
 
 CHART = Path("charts/verl-ppo")
@@ -30,16 +30,19 @@ LABEL_LINE = re.compile(r"^[a-z0-9./-]+: ")
 PORT = re.compile(r"^(\s*-?\s*(?:containerPort|port|targetPort): )(\d+)\s*$")
 # The field a rule names: `"field" (printf "%sdata.trainBatchSize" $p)` or `"field" "global.gpu.nodes"`.
 RULE_FIELD = re.compile(r'"field" (?:\(printf )?"(?:%s)?([A-Za-z][\w.]*)"')
-BAD_INPUT = "tests/test_bad_input.py"
+# ... or the rule's `$field := "raycluster.queue.kueue"`, which its report then names (`"field" $field`).
+FIELD_VARIABLE = re.compile(r'\$field := (?:printf )?"(?:%s)?([A-Za-z][\w.]*)"')
+BAD_INPUT = "tests/chart/test_bad_input.py"
 # Every bad input (a dropped rule lets its case through), and valid values rendered (a flipped rule fails them).
 # The Kueue quota a release is held against (read with lookup: only its helper renders without a cluster).
-RULE_TESTS = ("tests/test_bad_input.py", "tests/test_observability_chart.py", "tests/test_subcharts.py",
-              "tests/test_chart.py", "-k",
+OBSERVABILITY_CHART = "tests/chart/test_observability_chart.py"
+RULE_TESTS = (BAD_INPUT, OBSERVABILITY_CHART, "tests/chart/test_subcharts.py", "tests/chart/test_chart.py", "-k",
               "not helm3 and (rejects_and_names or behind_the_schema or bad_observability or every_broken_rule "
               "or podmonitor_forced or set_forms or check_types or at_a_rules_limit or checks_once or installed_alone "
               "or queue_gpu_quota)")
-RENDER_TESTS = ("tests/test_chart_networkpolicy.py", "tests/test_chart.py", "tests/test_observability_chart.py", "-k",
-                "not helm3")
+# Labels and ports: the renders of the chart's tests and its helm-unittest suites (run by test_chart_unittest.py).
+RENDER_TESTS = ("tests/chart/test_chart_networkpolicy.py", "tests/chart/test_chart_unittest.py",
+                "tests/chart/test_chart.py", OBSERVABILITY_CHART, "-k", "not helm3")
 
 
 @dataclass(frozen=True)
@@ -57,10 +60,19 @@ class TemplateMutant:
 
 
 def _rule_field(lines: list[str], index: int) -> str:
-    """The field named by the rule at lines[index] or by the one its condition guards (the next lines)."""
-    for line in lines[index:index + 4]:
-        if match := RULE_FIELD.search(line):
+    """The field named by the rule at lines[index] or by the one its condition guards: each rule is a define of its
+    own, its condition, problem and fix, then its report, which names the field or the `$field` set above it."""
+    for number in range(index, min(index + 12, len(lines))):
+        if not FAILS.search(lines[number]):
+            continue
+        if match := RULE_FIELD.search(lines[number]):
             return match.group(1)
+        for above in reversed(lines[max(0, number - 12):number]):
+            if "define " in above:
+                break
+            if match := FIELD_VARIABLE.search(above):
+                return match.group(1)
+        return ""
     return ""
 
 
@@ -85,7 +97,7 @@ def _rule_mutants(path: Path, lines: list[str]) -> list[TemplateMutant]:
 
 @functools.lru_cache(maxsize=1)
 def _bad_inputs(tree: Path) -> tuple[tuple[str, str, str], ...]:
-    """(test function, case id, field) of every bad input of tests/test_bad_input.py, read from the tree's copy."""
+    """(test function, case id, field) of every bad input of BAD_INPUT, read from the tree's copy."""
     sys.path.insert(0, str(tree / "tests"))
     spec = importlib.util.spec_from_file_location("mutate_bad_input", tree / BAD_INPUT)
     module = importlib.util.module_from_spec(spec)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the tools of the chart's release tests (tests/test_release_*.py) from their Go modules:
+# Builds the tools of the chart's release tests (tests/release/test_release_*.py) from their Go modules:
 # the CNCF distribution registry (github.com/distribution/distribution/v3) that the tests push the
 # packaged chart to, and chart-testing's `ct` (github.com/helm/chart-testing/v3) with its Chart.yaml
 # schema. Cached under $VERL_PPO_CACHE like the other builds. setup.sh sources this file for its

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the generator and the tests need, from the package registries only:
 # the project's virtual environment with requirements.txt and requirements-test.txt (lab/venv.py), Helm 3 and Helm 4 built
-# from their Go modules, the Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs
+# from their Go modules and the helm-unittest plugin from its Go module, the Kubernetes OpenAPI document and the KubeRay / prometheus-operator CRDs
 # from their Go modules, veRL's config from its wheels, Prometheus and promtool from their Go module,
 # the parts of the local cluster (lab/scripts/build-localcluster.sh) and the chart's release tools
 # (lab/scripts/build-release-tools.sh). Everything is cached under $VERL_PPO_CACHE (default
@@ -60,6 +60,28 @@ helm3_ready() { helm_ready 3 "$HELM3_VERSION"; }
 helm3_build() { build_helm 3 "$HELM3_VERSION"; }
 helm4_ready() { helm_ready 4 "$HELM4_VERSION"; }
 helm4_build() { build_helm 4 "$HELM4_VERSION"; }
+
+# helm-unittest from its Go module, as a Helm plugin (`helm unittest CHART`) in a folder of its own that the tests
+# name in HELM_PLUGINS. A wrapper module requires the pinned Helm 3 too, so the plugin renders the suites with
+# the Helm library of the pinned Helm 3 (the plugin renders in its own process, not through the helm that runs it).
+unittest_plugin="$cache/helm-plugins/unittest-$HELM_UNITTEST_VERSION-helm-$HELM3_VERSION/unittest"
+helm_unittest_ready() { [ -x "$unittest_plugin/untt" ] && [ -f "$unittest_plugin/plugin.yaml" ]; }
+helm_unittest_build() {
+  local dir="$cache/build/helm-unittest-$HELM_UNITTEST_VERSION" module=github.com/helm-unittest/helm-unittest
+  wrapper_module "$dir" "$module" "$HELM_UNITTEST_VERSION"
+  printf 'require helm.sh/helm/v3 %s\n' "$HELM3_VERSION" >> "$dir/go.mod"
+  # Its go.mod replaces a dependency by the project's fork; a requiring module must say so itself.
+  grep '^replace ' "$(module_gomod "$module" "$HELM_UNITTEST_VERSION")" >> "$dir/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s/cmd/helm-unittest"\n' "$module" > "$dir/tools.go"
+  mkdir -p "$unittest_plugin"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod tidy && CGO_ENABLED=0 nice go build -p "$jobs" -trimpath \
+    -ldflags "-s -w -X $module/internal/build.version=${HELM_UNITTEST_VERSION#v}" -o "$unittest_plugin/untt" \
+    "$module/cmd/helm-unittest")
+  # The plugin's manifest as Helm 3 and Helm 4 read a plugin without an apiVersion (their legacy form).
+  printf 'name: unittest\nversion: "%s"\nusage: "unit tests of a chart in YAML suites"\n%s\ncommand: "%s"\n' \
+    "${HELM_UNITTEST_VERSION#v}" "description: helm-unittest built from its Go module by lab/scripts/setup.sh" \
+    '$HELM_PLUGIN_DIR/untt' > "$unittest_plugin/plugin.yaml"
+}
 
 copy_files() {  # copy_files SRC_DIR DEST_DIR FILE...
   local src=$1 dest=$2
@@ -151,6 +173,28 @@ prometheus_build() {
   echo "$release" > "$prometheus/VERSION"
 }
 
+# The pinned vLLM's metric declarations (vllm/v1/metrics/loggers.py of the wheel lab/gpu/wheels-vllm.txt pins, as
+# a CPython 3.12 manylinux x86_64 machine gets it): the rollout dashboard's test checks each metric name and type
+# it reads against them. The wheel (about 280 MB) is read for that one file and dropped, or read where the GPU
+# lab's downloads (lab/gpu/wheels.sh) already hold it.
+vllm_version=$(sed -n 's/^vllm==//p' "$root/lab/gpu/wheels-vllm.txt")
+vllm_metrics="$cache/vllm-$vllm_version/vllm/v1/metrics/loggers.py"
+vllm_metrics_ready() { [ -s "$vllm_metrics" ]; }
+vllm_metrics_build() {
+  local tmp wheel
+  tmp=$(mktemp -d)
+  wheel=$(find "${GPU_DOWNLOADS:-$cache/gpu-downloads}" -maxdepth 1 -name "vllm-$vllm_version-*.whl" 2>/dev/null | head -1)
+  if [ -z "$wheel" ]; then
+    "$venv_python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.12 \
+      --implementation cp --platform manylinux_2_28_x86_64 -d "$tmp" "vllm==$vllm_version"
+    wheel=$(find "$tmp" -maxdepth 1 -name "vllm-$vllm_version-*.whl" | head -1)
+  fi
+  "$venv_python" -c 'import pathlib, sys, zipfile
+out = pathlib.Path(sys.argv[2]); out.parent.mkdir(parents=True, exist_ok=True)
+out.write_bytes(zipfile.ZipFile(sys.argv[1]).read("vllm/v1/metrics/loggers.py"))' "$wheel" "$vllm_metrics"
+  rm -rf "$tmp"
+}
+
 # Redis from Debian's packages, unpacked into the cache (PINNED says which): the external GCS store of
 # KubeRay's GCS fault tolerance in test tier 7 (bin/redis-server runs with the unpacked lib/).
 redis="$cache/redis"
@@ -185,8 +229,10 @@ checkov_build() {
 add_step venv "Python packages of requirements.txt and requirements-test.txt into the project venv" venv_ready venv_build
 add_step helm3 "helm $HELM3_VERSION from its Go module" helm3_ready helm3_build
 add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
+add_step helm-unittest "helm-unittest $HELM_UNITTEST_VERSION (Helm plugin) from its Go module" helm_unittest_ready helm_unittest_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of every supported version (ppo-job's files/verl-versions.yaml)" verl_config_ready verl_config_build
+add_step vllm-metrics "vLLM $vllm_version's metric declarations (from its wheel)" vllm_metrics_ready vllm_metrics_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build
 add_step redis "redis-server ${REDIS_DEBS%% *} (Debian, unpacked)" redis_ready redis_build
 add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build

@@ -1,32 +1,27 @@
-"""Test tiers (docs/testing.md), each a pytest marker: `pytest -m chart`, `pytest -m "not cluster"`.
-Every test file belongs to exactly one tier, by its name; the tiers that start daemons also say how
+"""Test tiers (docs/testing.md), each a pytest marker and a folder: `pytest -m chart`, `pytest -m "not cluster"`.
+tests/<tier>/ holds the product's tests of a tier, tests/lab/<tier>/ the lab's own (its tooling's). A test's tier
+is the name of the folder its file sits in: that folder's conftest.py marks its tests (`mark_tier`), so a new test
+file joins its tier by where it is written, with no list to edit. The tiers that start daemons also say how
 parallel workers share them (tests/support/workers.py)."""
 
 from __future__ import annotations
 
-from fnmatch import fnmatch
+from pathlib import PurePosixPath
 
 import pytest
 
+# The tiers in docs/testing.md's order, each with what it holds (`pytest --markers` prints it).
 TIERS = {
-    "generator": ("test_generator.py", "test_sizing.py", "test_discover.py", "test_summary.py", "test_docs.py",
-                  "test_quantity.py", "test_valuesdoc.py", "test_paths.py", "test_dashboards.py"),
-    "setup": ("test_setup.py", "test_tiers.py", "test_mutate.py"),
-    "chart": ("test_chart.py", "test_chart_rayjob.py", "test_bad_input.py", "test_subcharts.py", "test_seed_parity.py",
-              "test_observability_chart.py", "test_chart_metadata.py", "test_chart_networkpolicy.py",
-              "test_chart_security.py", "test_chart_destinations.py", "test_chart_rendercache.py",
-              "test_chart_faulttolerance.py", "test_chart_labels.py", "test_chart_rayauth.py",
-              "test_chart_kueue.py"),
-    "release": ("test_release_*.py",),
-    "verl": ("test_verl_config.py",),
-    "ray": ("test_submitter_ray.py", "test_submitter_unit.py", "test_submitter_rayjob.py", "test_submitter_logs.py",
-            "test_submitter_faults.py",
-             "test_submitter_auth.py",              "test_prepare.py", "test_benchmarks.py"),
-    "observability": ("test_observability_promql.py", "test_observability_prometheus.py",
-                      "test_observability_tracing.py", "test_observability_rollout.py"),
-    "cluster": ("test_cluster_*.py",),
-    "pods": ("test_pods*.py",),
-    "gpu": ("test_gpu_*.py",),
+    "setup": "the project venv, setup's step runner, the tiers themselves, make mutate's tables",
+    "generator": "tier 1: the generator and the schema, no Helm cluster",
+    "chart": "tier 2: the chart linted, rendered with Helm 3 and 4 and validated strictly; bad input",
+    "release": "the chart as published: ct lint, the signed package, the version policy, the license",
+    "verl": "tier 3: the rendered command composed with veRL's own config",
+    "ray": "tier 4: the submitter and the preparation program against a real Ray head",
+    "observability": "tier 5: dashboards' PromQL, a real Prometheus scraping Ray, the tracing hook",
+    "cluster": "tier 6: a local control plane with kwok GPU nodes and the real KubeRay operator",
+    "pods": "tier 7: the local control plane with a real node running the release's containers",
+    "gpu": "the GPU proof's tooling that needs no GPU",
 }
 
 # How a daemon tier's tests keep together on one parallel worker:
@@ -37,18 +32,25 @@ TIERS = {
 KEPT_TOGETHER = {"pods": "tier", "cluster": "file", "ray": "file", "observability": "file", "gpu": "file"}
 
 
-def tier_of(file_name: str) -> str:
-    tiers = [tier for tier, patterns in TIERS.items() if any(fnmatch(file_name, pattern) for pattern in patterns)]
-    if len(tiers) != 1:
-        raise pytest.UsageError(f"tests/{file_name} must match exactly one tier of tests/support/tiers.py TIERS, "
-                                f"not {tiers}")
-    return tiers[0]
+def tier_of(nodeid: str) -> str:
+    """A test's tier: the name of the folder its file sits in (tests/chart/test_chart.py::test_a -> chart)."""
+    path = PurePosixPath(nodeid.split("::", 1)[0])
+    if path.parent.name not in TIERS:
+        raise pytest.UsageError(f"{path} is in no tier's folder: move it to tests/<tier>/ (a test of the product) or "
+                                f"tests/lab/<tier>/ (a test of the lab's tooling), <tier> one of {', '.join(TIERS)}")
+    return path.parent.name
+
+
+def mark_tier(item: pytest.Item) -> None:
+    """Each tier folder's conftest.py runs this as its pytest_itemcollected: pytest calls a conftest's hook
+    for the items under that conftest's folder only, so every test of the folder gets the folder's marker."""
+    item.add_marker(getattr(pytest.mark, tier_of(item.nodeid)))
 
 
 def work_unit(nodeid: str) -> str:
     """The unit a parallel worker runs whole: a tier, a file, or the one test."""
     path = nodeid.split("::", 1)[0]
-    tier = tier_of(path.rsplit("/", 1)[-1])
+    tier = tier_of(path)
     kept = KEPT_TOGETHER.get(tier)
     if kept == "tier":
         return f"tier:{tier}"

@@ -14,6 +14,17 @@ def helm_binaries() -> dict[str, Path]:
     return {f"helm{major}": cache_dir() / "bin" / f"helm{major}" for major in (3, 4)}
 
 
+def helm_unittest_plugins() -> Path:
+    """The HELM_PLUGINS folder holding the helm-unittest plugin that setup builds (`helm unittest CHART`)."""
+    pinned = versions()
+    return cache_dir() / "helm-plugins" / f"unittest-{pinned['HELM_UNITTEST_VERSION']}-helm-{pinned['HELM3_VERSION']}"
+
+
+def vllm_metrics_source(version: str) -> Path:
+    """vllm/v1/metrics/loggers.py of vLLM <version>'s wheel, which setup keeps (its step vllm-metrics)."""
+    return cache_dir() / f"vllm-{version}" / "vllm" / "v1" / "metrics" / "loggers.py"
+
+
 def kubernetes_version() -> str:
     return versions()["KUBERNETES_VERSION"]
 

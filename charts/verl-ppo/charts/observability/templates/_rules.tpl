@@ -1,15 +1,42 @@
 {{/* The observability component's rules (called by verl-ppo.validate). */}}
 {{- define "observability.rules" -}}
-{{- if and (eq (toString .Values.podMonitor.enabled) "true") (not (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor")) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "observability.podMonitor.enabled" "value" true "problem" "but the cluster does not serve monitoring.coreos.com/v1 PodMonitor (no Prometheus operator CRDs)" "fix" "install the prometheus-operator CRDs, or --set observability.podMonitor.enabled=auto (with helm template, pass --api-versions monitoring.coreos.com/v1/PodMonitor)") -}}
+{{- include "observability.rules.podMonitorApi" . -}}
+{{- include "observability.rules.scrapeTimeout" . -}}
+{{- include "observability.rules.tensorboardService" . -}}
 {{- end -}}
+
+{{/* podMonitor.enabled=true (not auto) needs the cluster to serve the PodMonitor API. */}}
+{{- define "observability.rules.podMonitorApi" -}}
+{{- $served := .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor" -}}
+{{- if and (eq (toString .Values.podMonitor.enabled) "true") (not $served) -}}
+{{- $problem := "but the cluster does not serve monitoring.coreos.com/v1 PodMonitor (no Prometheus operator CRDs)" -}}
+{{- $fix := cat "install the prometheus-operator CRDs, or --set observability.podMonitor.enabled=auto"
+  "(with helm template, pass --api-versions monitoring.coreos.com/v1/PodMonitor)" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "observability.podMonitor.enabled" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Prometheus refuses a scrape timeout longer than the scrape interval. */}}
+{{- define "observability.rules.scrapeTimeout" -}}
 {{- $monitor := .Values.podMonitor -}}
-{{- if and $monitor.interval $monitor.scrapeTimeout (gt (include "observability.seconds" $monitor.scrapeTimeout | float64) (include "observability.seconds" $monitor.interval | float64)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "observability.podMonitor.scrapeTimeout" "value" $monitor.scrapeTimeout "problem" (printf "is longer than podMonitor.interval (%s): Prometheus refuses such a scrape config" $monitor.interval) "fix" (printf "--set observability.podMonitor.scrapeTimeout=<at most %s>" $monitor.interval)) -}}
+{{- if and $monitor.interval $monitor.scrapeTimeout -}}
+{{- if gt (include "observability.seconds" $monitor.scrapeTimeout | float64) (include "observability.seconds" $monitor.interval | float64) -}}
+{{- $problem := printf "is longer than podMonitor.interval (%s): Prometheus refuses such a scrape config" $monitor.interval -}}
+{{- $fix := printf "--set observability.podMonitor.scrapeTimeout=<at most %s>" $monitor.interval -}}
+{{- $field := "observability.podMonitor.scrapeTimeout" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $monitor.scrapeTimeout "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* TensorBoard has no access control of its own: outside the cluster only with the opt-in. */}}
+{{- define "observability.rules.tensorboardService" -}}
 {{- $board := .Values.global.tensorboard -}}
 {{- if and $board.enabled (ne $board.serviceType "ClusterIP") (not $board.allowUnauthenticatedService) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.serviceType" "value" $board.serviceType "problem" "publishes TensorBoard outside the cluster without an access control" "fix" "keep ClusterIP and use global.tensorboard.ingressPath on the dashboard's Ingress (with its access control), or accept the risk with --set global.tensorboard.allowUnauthenticatedService=true") -}}
+{{- $problem := "publishes TensorBoard outside the cluster without an access control" -}}
+{{- $fix := cat "keep ClusterIP and use global.tensorboard.ingressPath on the dashboard's Ingress (with its access control),"
+  "or accept the risk with --set global.tensorboard.allowUnauthenticatedService=true" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.serviceType" "value" $board.serviceType "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 

@@ -40,7 +40,8 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- end }}
 {{- if has $algorithm.kl (list "coef" "reward") }}{{ $o = append $o (printf "algorithm.kl_ctrl.kl_coef=%v" $v.algorithm.klCoef) }}{{ end -}}
 {{- $o = concat $o (list
-  (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger (include "verl-ppo.tensorboardEnabled" . | eq "true"))))
+  (printf "trainer.logger=%s" (toJson (ternary (append $v.trainer.logger "tensorboard" | uniq) $v.trainer.logger
+    (include "verl-ppo.tensorboardEnabled" . | eq "true"))))
   (printf "trainer.project_name=%s" (include "verl-ppo.hydraValue" $v.trainer.projectName))
   (printf "trainer.experiment_name=%s" (include "verl-ppo.hydraValue" $v.trainer.experimentName))
   "trainer.default_hdfs_dir=null"
@@ -58,7 +59,9 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=%d" (int $v.actor.ppoMaxTokenLenPerGpu))
   (printf "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=%d" (int $v.rollout.logProbMaxTokenLenPerGpu))) }}
 {{- if $usesRef }}{{ $o = append $o (printf "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=%d" (int $v.ref.logProbMaxTokenLenPerGpu)) }}{{ end }}
-{{- if $usesCritic }}{{ $o = concat $o (list (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu)) (printf "critic.forward_max_token_len_per_gpu=%d" (int $v.critic.forwardMaxTokenLenPerGpu))) }}{{ end }}
+{{- if $usesCritic }}{{ $o = concat $o (list
+  (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu))
+  (printf "critic.forward_max_token_len_per_gpu=%d" (int $v.critic.forwardMaxTokenLenPerGpu))) }}{{ end }}
 {{- end }}
 {{- if not $v.model.enableGradientCheckpointing }}
 {{- $o = append $o "actor_rollout_ref.model.enable_gradient_checkpointing=false" }}
@@ -78,7 +81,9 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- end }}
 {{- $o = concat $o (include "ppo-job.algorithmOverrides" . | fromJsonArray) }}
 {{- with $v.reward.functionPath }}
-{{- $o = concat $o (list (printf "%s.path=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" .)) (printf "%s.name=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" $v.reward.functionName))) }}
+{{- $o = concat $o (list
+  (printf "%s.path=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" .))
+  (printf "%s.name=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" $v.reward.functionName))) }}
 {{- end }}
 {{- concat $o ($v.extraArgs | default list) | toJson -}}
 {{- end -}}

@@ -5,7 +5,8 @@
 {{- $args := list "--source" $p.source -}}
 {{- if $dataset }}{{ $args = concat $args (list "--train-file" .Values.data.trainFiles "--val-file" .Values.data.valFiles) }}{{ end }}
 {{- $args = concat $args (list "--model-path" .Values.model.path) -}}
-{{- $from := ternary (list "--dataset-local-path" $p.dataset.localPath "--model-local-path" $p.model.localPath) (list "--dataset-id" $p.dataset.id "--model-id" $p.model.id) (eq $p.source "local") -}}
+{{- $from := ternary (list "--dataset-local-path" $p.dataset.localPath "--model-local-path" $p.model.localPath)
+  (list "--dataset-id" $p.dataset.id "--model-id" $p.model.id) (eq $p.source "local") -}}
 {{- $args = concat $args (ternary $from (slice $from 2) $dataset) -}}
 {{- /* GSM8K is prepare.py's default format: its runs keep the arguments (and the Job's name) they had before formats. */}}
 {{- if not (has $p.dataset.format (list "gsm8k" "none")) }}{{ $args = concat $args (list "--dataset-format" $p.dataset.format) }}{{ end }}

@@ -7,7 +7,8 @@
 {{- define "ppo-job.rolloutMetricsOverrides" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $o := list -}}
-{{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts.rolloutMetrics (eq (toString $facts.rolloutMode) "async") (has .Values.rollout.name $facts.rolloutMetrics) -}}
+{{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts.rolloutMetrics (eq (toString $facts.rolloutMode) "async")
+  (has .Values.rollout.name $facts.rolloutMetrics) -}}
 {{- $o = list "actor_rollout_ref.rollout.prometheus.enable=true" "actor_rollout_ref.rollout.disable_log_stats=false"
   (printf "actor_rollout_ref.rollout.prometheus.port=%d" (include "verl-ppo.port" (dict "name" "rolloutPrometheus") | int))
   (printf "actor_rollout_ref.rollout.prometheus.file=%s" (include "verl-ppo.hydraValue" (include "verl-ppo.rolloutPrometheusFile" .))) -}}
@@ -20,6 +21,9 @@
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $facts (not $facts.rolloutMetrics) -}}
 {{- $newest := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "rolloutMetrics" "engine" "") -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutMetrics.enabled" "value" true "problem" (printf "but veRL %s's rollout servers export no metrics (veRL %s's async rollout servers do)" (toString .Values.verlVersion) $newest) "fix" (printf "--set ppo-job.verlVersion=%s with an image of that veRL, or --set global.rolloutMetrics.enabled=false" $newest)) -}}
+{{- $problem := printf "but veRL %s's rollout servers export no metrics (veRL %s's async rollout servers do)"
+  (toString .Values.verlVersion) $newest -}}
+{{- $fix := printf "--set ppo-job.verlVersion=%s with an image of that veRL, or --set global.rolloutMetrics.enabled=false" $newest -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutMetrics.enabled" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}

@@ -85,7 +85,7 @@ spec:
 {{- if hasPrefix "NCCL_" $name }}{{ $_ := set $nccl $name (toString $value) }}{{ end }}
 {{- end }}
 {{- dict "mountPath" (include "verl-ppo.mountPath" .) "inputs" (include "ppo-job.inputs" . | fromJsonArray)
-  "gpusPerNode" (int .Values.global.gpu.perNode) "gpuNodes" (int .Values.global.gpu.nodes) "ncclEnv" $nccl | toJson -}}
+  "gpusPerNode" (include "verl-ppo.gpusPerNode" . | int) "gpuNodes" (include "verl-ppo.gpuNodes" . | int) "ncclEnv" $nccl | toJson -}}
 {{- end -}}
 
 {{/* What the submitter sends to the Ray Jobs API (JSON). entrypoint is the exact veRL command line.

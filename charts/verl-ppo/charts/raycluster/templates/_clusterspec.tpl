@@ -33,7 +33,8 @@ headGroupSpec:
     {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
     {{- end }}
   template:
-    {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "head" "node" .Values.head "gpus" (ternary $gpusPerNode 0 .Values.head.trainsOnHead)) | nindent 4 }}
+    {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "head" "node" .Values.head
+      "gpus" (ternary $gpusPerNode 0 .Values.head.trainsOnHead)) | nindent 4 }}
 workerGroupSpecs:
   - groupName: {{ .Values.worker.groupName }}
     replicas: {{ $workers }}

@@ -30,7 +30,9 @@
   value: {{ include "verl-ppo.clusterName" .ctx | quote }}
 {{- end }}
 {{- if eq .role "head" }}
-{{- range $name, $value := dict "RAY_GRAFANA_HOST" $values.head.dashboardMetrics.grafanaHost "RAY_GRAFANA_IFRAME_HOST" $values.head.dashboardMetrics.grafanaIframeHost "RAY_PROMETHEUS_HOST" $values.head.dashboardMetrics.prometheusHost }}
+{{- $metrics := $values.head.dashboardMetrics }}
+{{- range $name, $value := dict "RAY_GRAFANA_HOST" $metrics.grafanaHost "RAY_GRAFANA_IFRAME_HOST" $metrics.grafanaIframeHost
+  "RAY_PROMETHEUS_HOST" $metrics.prometheusHost }}
 {{- with $value }}
 - name: {{ $name }}
   value: {{ . | quote }}

@@ -81,7 +81,8 @@ spec:
         limits:
           {{- toYaml $resources | nindent 10 }}
       env:
-        {{- include "verl-ppo.mergedEnv" (dict "chart" (include "raycluster.chartEnv" (dict "ctx" $ctx "role" .role)) "user" (concat ($values.env | default list) (.node.env | default list))) | nindent 8 }}
+        {{- include "verl-ppo.mergedEnv" (dict "chart" (include "raycluster.chartEnv" (dict "ctx" $ctx "role" .role))
+          "user" (concat ($values.env | default list) (.node.env | default list))) | nindent 8 }}
       securityContext:
         {{- include "raycluster.containerSecurityContext" $ctx | nindent 8 }}
       volumeMounts:

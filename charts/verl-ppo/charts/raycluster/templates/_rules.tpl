@@ -1,81 +1,182 @@
 {{/* The raycluster component's rules (called by verl-ppo.validate): pods that fit their nodes, the
-     workers training needs, and no door to the dashboard (which runs any code it is sent) without a lock. */}}
+     workers training needs, no door to the dashboard (which runs any code it is sent) without a lock, and
+     what Kueue refuses. */}}
 {{- define "raycluster.rules" -}}
-{{- include "raycluster.rules.shape" . -}}
+{{- include "raycluster.rules.autoscalingRange" . -}}
+{{- include "raycluster.rules.podsFit" . -}}
 {{- include "raycluster.rules.exposure" . -}}
-{{- include "raycluster.rules.observability" . -}}
+{{- include "raycluster.rules.tensorboardPathOff" . -}}
+{{- include "raycluster.rules.tensorboardPathWithoutIngress" . -}}
+{{- include "raycluster.rules.tensorboardPathIsDashboard" . -}}
+{{- include "raycluster.rules.otlpWithoutHook" . -}}
 {{- include "raycluster.rules.env" . -}}
-{{- include "raycluster.rules.queue" . -}}
-{{- include "raycluster.rules.gcsFaultTolerance" . -}}
-{{- include "raycluster.rules.rayAuth" . -}}
+{{- include "raycluster.rules.priorityWithoutQueue" . -}}
+{{- include "raycluster.rules.elasticNeeds" . -}}
+{{- include "raycluster.rules.autoscalingQueued" . -}}
+{{- include "raycluster.rules.groupNameHead" . -}}
+{{- include "raycluster.rules.queueQuota" . -}}
+{{- include "raycluster.rules.redisAddress" . -}}
+{{- include "raycluster.rules.redisPassword" . -}}
+{{- include "raycluster.rules.rayAuthVersion" . -}}
+{{- include "raycluster.rules.rayAuthBasicAuth" . -}}
 {{- include "raycluster.rules.queueUpgrade" . -}}
-{{- range $name, $value := .Values.nccl -}}
-{{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" "is not an NCCL_* variable" "fix" "put other variables in raycluster.env") -}}
-{{- end -}}
-{{- end -}}
+{{- include "raycluster.rules.ncclName" . -}}
 {{- end -}}
 
-{{/* Worker count and pod sizes against the GPU node type the values were made for. */}}
-{{- define "raycluster.rules.shape" -}}
+{{/* The autoscaler's range contains the workers training needs. */}}
+{{- define "raycluster.rules.autoscalingRange" -}}
 {{- $v := .Values -}}
-{{- $shape := $v.gpuShape -}}
 {{- $workers := include "verl-ppo.workerReplicas" (dict "Values" $v "trainsOnHead" $v.head.trainsOnHead) | int -}}
 {{- $autoscaling := $v.worker.autoscaling -}}
 {{- if and $autoscaling.enabled (or (gt (int $autoscaling.minReplicas) $workers) (lt (int $autoscaling.maxReplicas) $workers)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.worker.autoscaling" "value" (printf "min %d, max %d" (int $autoscaling.minReplicas) (int $autoscaling.maxReplicas)) "problem" (printf "does not contain the %d workers training needs (global.gpu.nodes)" $workers) "fix" (printf "--set raycluster.worker.autoscaling.minReplicas=%d (or less) --set raycluster.worker.autoscaling.maxReplicas=%d (or more)" $workers $workers)) -}}
+{{- $range := printf "min %d, max %d" (int $autoscaling.minReplicas) (int $autoscaling.maxReplicas) -}}
+{{- $problem := printf "does not contain the %d workers training needs (global.gpu.nodes)" $workers -}}
+{{- $fix := printf "--set raycluster.worker.autoscaling.minReplicas=%d (or less) --set raycluster.worker.autoscaling.maxReplicas=%d (or more)"
+  $workers $workers -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.worker.autoscaling" "value" $range "problem" $problem "fix" $fix) -}}
 {{- end -}}
-{{- $cpuLimit := include "verl-ppo.cpuMillis" $shape.allocatable.cpu | int64 -}}
-{{- $memoryLimit := include "verl-ppo.memoryMiB" $shape.allocatable.memory | int64 -}}
+{{- end -}}
+
+{{/* Each Ray pod fits the allocatable CPU and memory of the GPU node type the values were made for. */}}
+{{- define "raycluster.rules.podsFit" -}}
 {{- range $role := list "head" "worker" -}}
-{{- $resources := (get $v $role).resources -}}
-{{- if gt (include "verl-ppo.cpuMillis" $resources.cpu | int64) $cpuLimit -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.resources.cpu" $role) "value" $resources.cpu "problem" (printf "does not fit the %v allocatable CPU of a %s node (raycluster.gpuShape.allocatable.cpu)" $shape.allocatable.cpu $shape.name) "fix" (printf "--set raycluster.%s.resources.cpu=<at most %v>; the generator uses 80%% of allocatable" $role $shape.allocatable.cpu)) -}}
+{{- $pod := dict "state" $.state "Values" $.Values "role" $role -}}
+{{- include "raycluster.rules.cpuFits" $pod -}}
+{{- include "raycluster.rules.memoryFits" $pod -}}
 {{- end -}}
-{{- if gt (include "verl-ppo.memoryMiB" $resources.memory | int64) $memoryLimit -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.resources.memory" $role) "value" $resources.memory "problem" (printf "does not fit the %v allocatable memory of a %s node (raycluster.gpuShape.allocatable.memory)" $shape.allocatable.memory $shape.name) "fix" (printf "--set raycluster.%s.resources.memory=<at most %v>; the generator uses 80%% of allocatable" $role $shape.allocatable.memory)) -}}
+{{- end -}}
+
+{{/* One Ray pod's CPU fits its node: (dict "state" "Values" "role"). */}}
+{{- define "raycluster.rules.cpuFits" -}}
+{{- $shape := .Values.gpuShape -}}
+{{- $cpu := (get .Values .role).resources.cpu -}}
+{{- if gt (include "verl-ppo.cpuMillis" $cpu | int64) (include "verl-ppo.cpuMillis" $shape.allocatable.cpu | int64) -}}
+{{- $problem := printf "does not fit the %v allocatable CPU of a %s node (raycluster.gpuShape.allocatable.cpu)" $shape.allocatable.cpu $shape.name -}}
+{{- $fix := printf "--set raycluster.%s.resources.cpu=<at most %v>; the generator uses 80%% of allocatable" .role $shape.allocatable.cpu -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "raycluster.%s.resources.cpu" .role) "value" $cpu "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* One Ray pod's memory fits its node: (dict "state" "Values" "role"). */}}
+{{- define "raycluster.rules.memoryFits" -}}
+{{- $shape := .Values.gpuShape -}}
+{{- $memory := (get .Values .role).resources.memory -}}
+{{- if gt (include "verl-ppo.memoryMiB" $memory | int64) (include "verl-ppo.memoryMiB" $shape.allocatable.memory | int64) -}}
+{{- $problem := printf "does not fit the %v allocatable memory of a %s node (raycluster.gpuShape.allocatable.memory)"
+  $shape.allocatable.memory $shape.name -}}
+{{- $fix := printf "--set raycluster.%s.resources.memory=<at most %v>; the generator uses 80%% of allocatable" .role $shape.allocatable.memory -}}
+{{- $field := printf "raycluster.%s.resources.memory" .role -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $memory "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The head Service and the dashboard Ingress: exposure needs an explicit choice and an access control. Each
+     rule on its own: a first install hears of every one it breaks (an ALB needs its listener restricted and the
+     NetworkPolicy's peers named, together). */}}
+{{- define "raycluster.rules.exposure" -}}
+{{- include "raycluster.rules.serviceType" . -}}
+{{- include "raycluster.rules.sourceRangesOpen" . -}}
+{{- include "raycluster.rules.ingressAnnotations" . -}}
+{{- include "raycluster.rules.accessControlProvider" . -}}
+{{- include "raycluster.rules.ingressAccessControl" . -}}
+{{- include "raycluster.rules.dashboardFromMissing" . -}}
+{{- include "raycluster.rules.networkPolicyPeers" . -}}
+{{- end -}}
+
+{{/* The head Service publishes the dashboard and client ports outside the cluster only by an explicit choice. */}}
+{{- define "raycluster.rules.serviceType" -}}
+{{- $head := .Values.head -}}
+{{- if and (ne $head.serviceType "ClusterIP") (not $head.allowUnauthenticatedService) -}}
+{{- $problem := cat "publishes the Ray dashboard and client ports, which run any code they are sent,"
+  "outside the cluster without an access control" -}}
+{{- $fix := cat "keep ClusterIP and expose the dashboard through raycluster.ingress with an access control,"
+  "or accept the risk with --set raycluster.head.allowUnauthenticatedService=true" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.head.serviceType" "value" $head.serviceType "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A source range of /0 admits every address: it is no access control. */}}
+{{- define "raycluster.rules.sourceRangesOpen" -}}
+{{- if .Values.ingress.enabled -}}
+{{- range .Values.ingress.accessControl.sourceRanges -}}
+{{- if hasSuffix "/0" . -}}
+{{- $problem := "admits every address: it is not an access control" -}}
+{{- $fix := "name the clients' networks, e.g. --set raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}" -}}
+{{- $field := "raycluster.ingress.accessControl.sourceRanges" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" . "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The head Service and the dashboard Ingress: exposure needs an explicit choice and an access control. */}}
-{{- define "raycluster.rules.exposure" -}}
-{{- $head := .Values.head -}}
-{{- if and (ne $head.serviceType "ClusterIP") (not $head.allowUnauthenticatedService) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.head.serviceType" "value" $head.serviceType "problem" "publishes the Ray dashboard and client ports, which run any code they are sent, outside the cluster without an access control" "fix" "keep ClusterIP and expose the dashboard through raycluster.ingress with an access control, or accept the risk with --set raycluster.head.allowUnauthenticatedService=true") -}}
-{{- end -}}
+{{/* The user's Ingress annotations cannot replace the access control the chart sets. */}}
+{{- define "raycluster.rules.ingressAnnotations" -}}
 {{- $ingress := .Values.ingress -}}
 {{- if $ingress.enabled -}}
-{{- $access := $ingress.accessControl -}}
-{{- range $access.sourceRanges -}}
-{{- if hasSuffix "/0" . -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.ingress.accessControl.sourceRanges" "value" . "problem" "admits every address: it is not an access control" "fix" "name the clients' networks, e.g. --set raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}") -}}
-{{- end -}}
-{{- end -}}
 {{- $chartAnnotations := include "raycluster.ingressAnnotations" (dict "Values" .Values) | fromJson -}}
+{{- $accessAnnotations := list "nginx.ingress.kubernetes.io/whitelist-source-range" "nginx.ingress.kubernetes.io/satisfy"
+  "nginx.ingress.kubernetes.io/auth-type" "nginx.ingress.kubernetes.io/auth-secret" "nginx.ingress.kubernetes.io/auth-url" -}}
 {{- range $key, $_ := $ingress.annotations -}}
-{{- if or (hasKey $chartAnnotations $key) (has $key (list "nginx.ingress.kubernetes.io/whitelist-source-range" "nginx.ingress.kubernetes.io/satisfy" "nginx.ingress.kubernetes.io/auth-type" "nginx.ingress.kubernetes.io/auth-secret" "nginx.ingress.kubernetes.io/auth-url")) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.ingress.annotations.%s" $key) "value" (get $ingress.annotations $key) "problem" "would replace the access control the chart sets from ingress.accessControl" "fix" "remove it and set raycluster.ingress.accessControl (sourceRanges, basicAuthSecret), or enforce access outside the chart with --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
+{{- if or (hasKey $chartAnnotations $key) (has $key $accessAnnotations) -}}
+{{- $problem := "would replace the access control the chart sets from ingress.accessControl" -}}
+{{- $fix := cat "remove it and set raycluster.ingress.accessControl (sourceRanges, basicAuthSecret),"
+  "or enforce access outside the chart with --set raycluster.ingress.accessControl.enforcedExternally=true" -}}
+{{- $field := printf "raycluster.ingress.annotations.%s" $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (get $ingress.annotations $key) "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
-{{- /* Each rule on its own: a first install hears of every one it breaks (an ALB needs its listener restricted
-       and the NetworkPolicy's peers named, together). */ -}}
+{{- end -}}
+{{- end -}}
+
+{{/* sourceRanges and basicAuthSecret become nginx annotations: another provider never sees them. */}}
+{{- define "raycluster.rules.accessControlProvider" -}}
+{{- $ingress := .Values.ingress -}}
+{{- $access := $ingress.accessControl -}}
+{{- if and $ingress.enabled (ne $ingress.provider "nginx") (or $access.sourceRanges $access.basicAuthSecret) -}}
+{{- $problem := "sourceRanges and basicAuthSecret are applied through nginx annotations only" -}}
+{{- $fix := cat "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL)"
+  "and --set raycluster.ingress.accessControl.enforcedExternally=true" -}}
+{{- $field := "raycluster.ingress.accessControl" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $ingress.provider "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The dashboard runs any job it is sent: its Ingress needs an access control, or the opt-in. */}}
+{{- define "raycluster.rules.ingressAccessControl" -}}
+{{- $ingress := .Values.ingress -}}
+{{- if and $ingress.enabled (not (include "raycluster.ingressAccessControls" .Values | fromJsonArray)) -}}
 {{- $nginx := eq $ingress.provider "nginx" -}}
-{{- if and (not $nginx) (or $access.sourceRanges $access.basicAuthSecret) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.accessControl" "value" $ingress.provider "problem" "sourceRanges and basicAuthSecret are applied through nginx annotations only" "fix" "with provider alb or other, restrict access on the load balancer (e.g. an ALB listener ACL) and --set raycluster.ingress.accessControl.enforcedExternally=true") -}}
-{{- end -}}
-{{- if not (include "raycluster.ingressAccessControls" .Values | fromJsonArray) -}}
-{{- $fix := "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx), or Ray's token with --set global.rayAuth.tokenSecret=<Secret>, or --set raycluster.ingress.accessControl.enforcedExternally=true, or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" -}}
+{{- $problem := printf "exposes the Ray dashboard, which runs any job it is sent, without an access control%s"
+  (ternary "" (printf " (with provider %s the chart cannot set one)" $ingress.provider) $nginx) -}}
+{{- $fix := cat "set raycluster.ingress.accessControl.sourceRanges or .basicAuthSecret (nginx),"
+  "or Ray's token with --set global.rayAuth.tokenSecret=<Secret>,"
+  "or --set raycluster.ingress.accessControl.enforcedExternally=true,"
+  "or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" -}}
 {{- if not $nginx -}}
-{{- $fix = printf "restrict the %s's listener to your clients (e.g. an ALB listener ACL), then --set raycluster.ingress.accessControl.enforcedExternally=true; or set Ray's token with --set global.rayAuth.tokenSecret=<Secret>; or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" (ternary "ALB" "load balancer" (eq $ingress.provider "alb")) -}}
+{{- $balancer := ternary "ALB" "load balancer" (eq $ingress.provider "alb") -}}
+{{- $fix = cat (printf "restrict the %s's listener to your clients (e.g. an ALB listener ACL)," $balancer)
+  "then --set raycluster.ingress.accessControl.enforcedExternally=true;"
+  "or set Ray's token with --set global.rayAuth.tokenSecret=<Secret>;"
+  "or accept the risk with --set raycluster.ingress.allowUnauthenticated=true" -}}
 {{- end -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" (printf "exposes the Ray dashboard, which runs any job it is sent, without an access control%s" (ternary "" (printf " (with provider %s the chart cannot set one)" $ingress.provider) $nginx)) "fix" $fix) -}}
-{{- end -}}
-{{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.dashboardFrom) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" "is empty while the Ingress is on: any pod could reach the dashboard port directly, past the Ingress's access control" "fix" (printf "name the ingress controller's peers, e.g. %s, or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true" (ternary "--set-json 'raycluster.networkPolicy.dashboardFrom=[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]'" "--set-json 'raycluster.networkPolicy.dashboardFrom=[{\"ipBlock\":{\"cidr\":\"<the load balancer's subnet>\"}}]'" $nginx))) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.ingress.enabled" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
-{{- include "raycluster.rules.networkPolicyPeers" . -}}
+
+{{/* With the NetworkPolicy on, the dashboard port admits only the Ingress controller's peers, named. */}}
+{{- define "raycluster.rules.dashboardFromMissing" -}}
+{{- $policy := .Values.networkPolicy -}}
+{{- if and .Values.ingress.enabled $policy.enabled (not $policy.dashboardFrom) (not $policy.dashboardFromAnywhere) -}}
+{{- $problem := cat "is empty while the Ingress is on: any pod could reach the dashboard port directly,"
+  "past the Ingress's access control" -}}
+{{- $peers := "[{\"ipBlock\":{\"cidr\":\"<the load balancer's subnet>\"}}]" -}}
+{{- if eq .Values.ingress.provider "nginx" -}}
+{{- $peers = "[{\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}]" -}}
+{{- end -}}
+{{- $fix := cat (printf "name the ingress controller's peers, e.g. --set-json 'raycluster.networkPolicy.dashboardFrom=%s'," $peers)
+  "or accept it with --set raycluster.networkPolicy.dashboardFromAnywhere=true" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.networkPolicy.dashboardFrom" "value" "[]" "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The access controls in effect on the dashboard Ingress (JSON list), any one enough. Call with the values. */}}
@@ -94,19 +195,38 @@
 {{- toJson (uniq $controls) -}}
 {{- end -}}
 
-{{/* The NetworkPolicy's peers: none empty (the API refuses one), and the dashboard's open to every namespace or
-     address only with the dashboardFromAnywhere opt-in. */}}
+{{/* The NetworkPolicy's peers, each on its own: none empty (the API refuses one), and the dashboard's open to every
+     namespace or address only with the dashboardFromAnywhere opt-in. */}}
 {{- define "raycluster.rules.networkPolicyPeers" -}}
-{{- $policy := .Values.networkPolicy -}}
 {{- range $list := list "metricsFrom" "dashboardFrom" -}}
-{{- range $index, $peer := get $policy $list -}}
-{{- $field := printf "raycluster.networkPolicy.%s[%d]" $list $index -}}
-{{- if not (or (hasKey $peer "podSelector") (hasKey $peer "namespaceSelector") (hasKey $peer "ipBlock")) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (toJson $peer) "problem" "names no peer: the API refuses an empty NetworkPolicy peer" "fix" (printf "give it a podSelector, namespaceSelector or ipBlock, or remove it%s" (ternary " (an empty metricsFrom admits every scraper)" "" (eq $list "metricsFrom")))) -}}
-{{- else if and (eq $list "dashboardFrom") (not $policy.dashboardFromAnywhere) (include "raycluster.peerAdmitsEveryone" $peer) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (toJson $peer) "problem" "admits every namespace (an empty selector or a /0 block): any pod or address could reach the dashboard port, past the Ingress's access control" "fix" "name the ingress controller's namespace, e.g. {\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}}, or opt in with --set raycluster.networkPolicy.dashboardFromAnywhere=true") -}}
+{{- range $index, $peer := get $.Values.networkPolicy $list -}}
+{{- $item := dict "state" $.state "Values" $.Values "list" $list "peer" $peer "field" (printf "raycluster.networkPolicy.%s[%d]" $list $index) -}}
+{{- include "raycluster.rules.peerEmpty" $item -}}
+{{- include "raycluster.rules.peerAdmitsEveryone" $item -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The API refuses an empty NetworkPolicy peer: (dict "state" "Values" "list" "peer" "field"). */}}
+{{- define "raycluster.rules.peerEmpty" -}}
+{{- if not (or (hasKey .peer "podSelector") (hasKey .peer "namespaceSelector") (hasKey .peer "ipBlock")) -}}
+{{- $problem := "names no peer: the API refuses an empty NetworkPolicy peer" -}}
+{{- $fix := printf "give it a podSelector, namespaceSelector or ipBlock, or remove it%s"
+  (ternary " (an empty metricsFrom admits every scraper)" "" (eq .list "metricsFrom")) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" (toJson .peer) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A dashboard peer admitting every namespace or address needs the opt-in: (dict "state" "Values" "list" "peer" "field").
+     An empty peer admits none here: the rule above reports it. */}}
+{{- define "raycluster.rules.peerAdmitsEveryone" -}}
+{{- if and (eq .list "dashboardFrom") (not .Values.networkPolicy.dashboardFromAnywhere) (include "raycluster.peerAdmitsEveryone" .peer) -}}
+{{- $problem := cat "admits every namespace (an empty selector or a /0 block):"
+  "any pod or address could reach the dashboard port, past the Ingress's access control" -}}
+{{- $fix := cat "name the ingress controller's namespace,"
+  "e.g. {\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}},"
+  "or opt in with --set raycluster.networkPolicy.dashboardFromAnywhere=true" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" (toJson .peer) "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
@@ -118,22 +238,46 @@
 {{- if or $everyNamespace (and .ipBlock (hasSuffix "/0" (toString .ipBlock.cidr))) -}}true{{- end -}}
 {{- end -}}
 
-{{/* The TensorBoard path needs TensorBoard and the dashboard Ingress; an OTLP endpoint needs the hook. */}}
-{{- define "raycluster.rules.observability" -}}
+{{/* The TensorBoard path routes to TensorBoard. */}}
+{{- define "raycluster.rules.tensorboardPathOff" -}}
 {{- $path := .Values.global.tensorboard.ingressPath -}}
-{{- if $path -}}
-{{- if not .Values.global.tensorboard.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard, which is off" "fix" "--set global.tensorboard.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
-{{- end -}}
-{{- if not .Values.ingress.enabled -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is a path on the dashboard Ingress, which is off" "fix" "--set raycluster.ingress.enabled=true (with an access control), or --set global.tensorboard.ingressPath=''") -}}
-{{- else if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "is the Ray dashboard's own path (raycluster.ingress.path)" "fix" "use another path, e.g. --set global.tensorboard.ingressPath=/tensorboard") -}}
+{{- if and $path (not .Values.global.tensorboard.enabled) -}}
+{{- $problem := "routes to TensorBoard, which is off" -}}
+{{- $fix := "--set global.tensorboard.enabled=true, or --set global.tensorboard.ingressPath=''" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The TensorBoard path is a path on the dashboard Ingress. */}}
+{{- define "raycluster.rules.tensorboardPathWithoutIngress" -}}
+{{- $path := .Values.global.tensorboard.ingressPath -}}
+{{- if and $path (not .Values.ingress.enabled) -}}
+{{- $problem := "is a path on the dashboard Ingress, which is off" -}}
+{{- $fix := "--set raycluster.ingress.enabled=true (with an access control), or --set global.tensorboard.ingressPath=''" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The TensorBoard path is not the dashboard's own. */}}
+{{- define "raycluster.rules.tensorboardPathIsDashboard" -}}
+{{- $path := .Values.global.tensorboard.ingressPath -}}
+{{- if and $path .Values.ingress.enabled -}}
+{{- if eq (trimSuffix "/" $path) (trimSuffix "/" .Values.ingress.path) -}}
+{{- $problem := "is the Ray dashboard's own path (raycluster.ingress.path)" -}}
+{{- $fix := "use another path, e.g. --set global.tensorboard.ingressPath=/tensorboard" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An OTLP endpoint is read by the tracing startup hook only. */}}
+{{- define "raycluster.rules.otlpWithoutHook" -}}
 {{- $hook := .Values.tracing.startupHook -}}
 {{- if and $hook.otlpEndpoint (not $hook.enabled) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.tracing.startupHook.otlpEndpoint" "value" $hook.otlpEndpoint "problem" "is used only by the tracing startup hook, which is off" "fix" "--set raycluster.tracing.startupHook.enabled=true, or --set raycluster.tracing.startupHook.otlpEndpoint=''") -}}
+{{- $problem := "is used only by the tracing startup hook, which is off" -}}
+{{- $fix := "--set raycluster.tracing.startupHook.enabled=true, or --set raycluster.tracing.startupHook.otlpEndpoint=''" -}}
+{{- $field := "raycluster.tracing.startupHook.otlpEndpoint" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $hook.otlpEndpoint "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
@@ -144,9 +288,7 @@
 {{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
 {{- range $index, $item := $items -}}
 {{- $field := printf "raycluster.%s[%d]" $list $index -}}
-{{- if and (hasKey $item "value") (or (include "verl-ppo.looksLikeCredential" $item.name) (include "verl-ppo.looksLikeCredentialValue" $item.value)) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" "is a credential as a literal value: it would be stored in plain text in the RayCluster" "fix" (printf "use extraSecretEnv: kubectl create secret generic <name> --from-literal=value=...; then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value (or raycluster.credentials.wandb / .huggingface)" $item.name $item.name)) -}}
-{{- end -}}
+{{- include "raycluster.rules.envCredential" (dict "state" $.state "field" $field "item" $item) -}}
 {{- if hasKey $owned $item.name -}}
 {{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $item.name "setBy" (get $owned $item.name)) -}}
 {{- end -}}
@@ -154,49 +296,93 @@
 {{- end -}}
 {{- range $name, $_ := .Values.extraSecretEnv -}}
 {{- if hasKey $owned $name -}}
-{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" (printf "raycluster.extraSecretEnv.%s" $name) "name" $name "setBy" (get $owned $name)) -}}
+{{- $field := printf "raycluster.extraSecretEnv.%s" $name -}}
+{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $name "setBy" (get $owned $name)) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A literal value would be stored in plain text in the RayCluster: no credentials. (dict "state" "field" "item"). */}}
+{{- define "raycluster.rules.envCredential" -}}
+{{- $item := .item -}}
+{{- $looksLike := or (include "verl-ppo.looksLikeCredential" $item.name) (include "verl-ppo.looksLikeCredentialValue" $item.value) -}}
+{{- if and (hasKey $item "value") $looksLike -}}
+{{- $problem := "is a credential as a literal value: it would be stored in plain text in the RayCluster" -}}
+{{- $fix := cat "use extraSecretEnv: kubectl create secret generic <name> --from-literal=value=...;"
+  (printf "then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value" $item.name $item.name)
+  "(or raycluster.credentials.wandb / .huggingface)" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" $item.name "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
 {{/* One variable from values that would replace one the chart sets: (dict "state" "field" "name" "setBy"). */}}
 {{- define "raycluster.rules.ownedEnv" -}}
+{{- $problem := printf "would replace the %s the chart sets on the Ray pods (from %s)" .name .setBy -}}
 {{- $fix := printf "remove it and set %s instead" .setBy -}}
 {{- if eq .name "PYTHONPATH" }}{{ $fix = "remove it and --set raycluster.pythonPath=<your directories, colon-separated> instead" }}{{ end -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .name "problem" (printf "would replace the %s the chart sets on the Ray pods (from %s)" .name .setBy) "fix" $fix) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .name "problem" $problem "fix" $fix) -}}
 {{- end -}}
 
-{{/* Kueue's own refusals of a queued RayCluster or RayJob, and a release larger than its ClusterQueue's whole GPU
-     quota (read from the cluster with lookup on install and upgrade; helm template has no cluster and skips it). */}}
-{{- define "raycluster.rules.queue" -}}
+{{/* A Kueue priority means nothing without a Kueue queue. */}}
+{{- define "raycluster.rules.priorityWithoutQueue" -}}
 {{- $q := .Values.queue -}}
 {{- if and $q.workloadPriorityClass (not $q.kueue) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.workloadPriorityClass" "value" $q.workloadPriorityClass "problem" "is a Kueue priority, but no Kueue queue is set" "fix" "--set raycluster.queue.kueue=<LocalQueue>, or --set raycluster.queue.workloadPriorityClass=''") -}}
-{{- end -}}
-{{- if and $q.elastic (not (include "raycluster.elasticQueue" .)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.elastic" "value" true "problem" "is Kueue's elastic admission of an autoscaling RayCluster: it needs raycluster.queue.kueue and raycluster.worker.autoscaling.enabled, in RayCluster mode" "fix" "--set raycluster.queue.kueue=<LocalQueue> --set raycluster.worker.autoscaling.enabled=true (global.mode=RayCluster), or --set raycluster.queue.elastic=false") -}}
-{{- end -}}
-{{- with $q.kueue -}}
-{{- if and $.Values.worker.autoscaling.enabled (not (include "raycluster.elasticQueue" $)) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" "is refused by Kueue for a queued cluster unless it is admitted elastically: it admits a fixed size" "fix" "--set raycluster.queue.elastic=true (Kueue 0.18 or later, RayCluster mode), or --set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''") -}}
-{{- end -}}
-{{- if eq $.Values.worker.groupName "head" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.worker.groupName" "value" "head" "problem" "is the name Kueue reserves for the head's pod set" "fix" "--set raycluster.worker.groupName=workergroup") -}}
-{{- end -}}
-{{- include "raycluster.rules.queueQuota" (dict "state" $.state "Values" $.Values "Release" $.Release "queue" .) -}}
+{{- $problem := "is a Kueue priority, but no Kueue queue is set" -}}
+{{- $fix := "--set raycluster.queue.kueue=<LocalQueue>, or --set raycluster.queue.workloadPriorityClass=''" -}}
+{{- $field := "raycluster.queue.workloadPriorityClass" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $q.workloadPriorityClass "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
+{{/* Kueue's elastic admission is for a queued, autoscaling RayCluster. */}}
+{{- define "raycluster.rules.elasticNeeds" -}}
+{{- if and .Values.queue.elastic (not (include "raycluster.elasticQueue" .)) -}}
+{{- $problem := cat "is Kueue's elastic admission of an autoscaling RayCluster:"
+  "it needs raycluster.queue.kueue and raycluster.worker.autoscaling.enabled, in RayCluster mode" -}}
+{{- $fix := cat "--set raycluster.queue.kueue=<LocalQueue> --set raycluster.worker.autoscaling.enabled=true (global.mode=RayCluster),"
+  "or --set raycluster.queue.elastic=false" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.elastic" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Kueue admits a queued cluster at a fixed size unless it admits it elastically. */}}
+{{- define "raycluster.rules.autoscalingQueued" -}}
+{{- if and .Values.queue.kueue .Values.worker.autoscaling.enabled (not (include "raycluster.elasticQueue" .)) -}}
+{{- $problem := "is refused by Kueue for a queued cluster unless it is admitted elastically: it admits a fixed size" -}}
+{{- $fix := cat "--set raycluster.queue.elastic=true (Kueue 0.18 or later, RayCluster mode),"
+  "or --set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Kueue reserves the name head for the head's pod set. */}}
+{{- define "raycluster.rules.groupNameHead" -}}
+{{- if and .Values.queue.kueue (eq .Values.worker.groupName "head") -}}
+{{- $problem := "is the name Kueue reserves for the head's pod set" -}}
+{{- $fix := "--set raycluster.worker.groupName=workergroup" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.worker.groupName" "value" "head" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A release larger than its lone ClusterQueue's whole GPU quota would wait forever (read from the cluster with
+     lookup on install and upgrade; helm template has no cluster and skips it). */}}
 {{- define "raycluster.rules.queueQuota" -}}
-{{- $localQueue := lookup "kueue.x-k8s.io/v1beta2" "LocalQueue" .Release.Namespace .queue -}}
+{{- with .Values.queue.kueue -}}
+{{- $localQueue := lookup "kueue.x-k8s.io/v1beta2" "LocalQueue" $.Release.Namespace . -}}
 {{- with $localQueue -}}
 {{- $clusterQueue := lookup "kueue.x-k8s.io/v1beta2" "ClusterQueue" "" .spec.clusterQueue -}}
 {{- /* A ClusterQueue in a cohort may borrow beyond its own quota: only a lone one has a hard ceiling. */ -}}
 {{- if and $clusterQueue (not $clusterQueue.spec.cohortName) -}}
-{{- $quota := include "raycluster.queueGpuQuota" (dict "clusterQueue" $clusterQueue "resource" $.Values.global.gpu.resourceName) | int -}}
+{{- $resource := $.Values.global.gpu.resourceName -}}
+{{- $quota := include "raycluster.queueGpuQuota" (dict "clusterQueue" $clusterQueue "resource" $resource) | int -}}
 {{- $gpus := include "verl-ppo.totalGpus" $ | int -}}
 {{- if gt $gpus $quota -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" $.queue "problem" (printf "leads to ClusterQueue %s, whose whole quota is %d %s: this release needs %d (global.gpu.nodes x global.gpu.perNode), so Kueue would never admit it and it would wait forever" $clusterQueue.metadata.name $quota $.Values.global.gpu.resourceName $gpus) "fix" "fit the quota (e.g. fewer global.gpu.nodes), ask for a larger quota, or name another LocalQueue: --set raycluster.queue.kueue=<LocalQueue>") -}}
+{{- $problem := cat (printf "leads to ClusterQueue %s, whose whole quota is %d %s:" $clusterQueue.metadata.name $quota $resource)
+  (printf "this release needs %d (global.gpu.nodes x global.gpu.perNode), so Kueue would never admit it and it would wait forever" $gpus) -}}
+{{- $fix := cat "fit the quota (e.g. fewer global.gpu.nodes), ask for a larger quota, or name another LocalQueue:"
+  "--set raycluster.queue.kueue=<LocalQueue>" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" $.Values.queue.kueue "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -215,30 +401,56 @@
 {{- $total -}}
 {{- end -}}
 
-{{/* GCS fault tolerance needs its Redis, and the Redis password comes only from a Secret (never the ray start line). */}}
-{{- define "raycluster.rules.gcsFaultTolerance" -}}
+{{/* GCS fault tolerance keeps the cluster's state in an external Redis: it needs its address. */}}
+{{- define "raycluster.rules.redisAddress" -}}
 {{- $ft := .Values.gcsFaultTolerance -}}
 {{- if and $ft.enabled (not $ft.redisAddress) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.gcsFaultTolerance.redisAddress" "value" "" "problem" "is empty: GCS fault tolerance keeps the cluster's state in an external Redis" "fix" "--set raycluster.gcsFaultTolerance.redisAddress=<host:port of your Redis>, or --set raycluster.gcsFaultTolerance.enabled=false") -}}
+{{- $problem := "is empty: GCS fault tolerance keeps the cluster's state in an external Redis" -}}
+{{- $fix := cat "--set raycluster.gcsFaultTolerance.redisAddress=<host:port of your Redis>,"
+  "or --set raycluster.gcsFaultTolerance.enabled=false" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.gcsFaultTolerance.redisAddress" "value" "" "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The Redis password comes only from a Secret, never the ray start line. */}}
+{{- define "raycluster.rules.redisPassword" -}}
 {{- range $role := list "head" "worker" -}}
 {{- if hasKey ((get $.Values $role).rayStartParams | default dict) "redis-password" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.%s.rayStartParams.redis-password" $role) "value" "<hidden>" "problem" "puts the Redis password on the ray start line, in plain text in the RayCluster" "fix" (printf "kubectl create secret generic <name> --from-literal=password=...; then --set raycluster.gcsFaultTolerance.passwordSecret.secretName=<name> and remove raycluster.%s.rayStartParams.redis-password" $role)) -}}
+{{- $problem := "puts the Redis password on the ray start line, in plain text in the RayCluster" -}}
+{{- $fix := cat "kubectl create secret generic <name> --from-literal=password=...;"
+  "then --set raycluster.gcsFaultTolerance.passwordSecret.secretName=<name>"
+  (printf "and remove raycluster.%s.rayStartParams.redis-password" $role) -}}
+{{- $field := printf "raycluster.%s.rayStartParams.redis-password" $role -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" "<hidden>" "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/* Ray's token needs a Ray that has it: KubeRay refuses authOptions without spec.rayVersion 2.52.0 or later. */}}
-{{- define "raycluster.rules.rayAuth" -}}
+{{- define "raycluster.rules.rayAuthVersion" -}}
 {{- with include "verl-ppo.rayAuthSecret" . -}}
 {{- $version := $.Values.rayVersion | default "" -}}
-{{- if not (and (regexMatch "^[0-9]+\\.[0-9]+\\.[0-9]+" $version) (semverCompare ">=2.52.0-0" (regexFind "^[0-9]+\\.[0-9]+\\.[0-9]+" $version))) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.rayVersion" "value" $version "problem" (printf "must name a Ray of 2.52.0 or later with global.rayAuth.tokenSecret=%s: KubeRay checks it before it turns Ray's token authentication on, and refuses the cluster otherwise" .) "fix" "--set raycluster.rayVersion=<the image's Ray version, 2.52.0 or later>, or --set global.rayAuth.tokenSecret=''") -}}
+{{- $release := regexFind "^[0-9]+\\.[0-9]+\\.[0-9]+" $version -}}
+{{- if not (and $release (semverCompare ">=2.52.0-0" $release)) -}}
+{{- $problem := cat (printf "must name a Ray of 2.52.0 or later with global.rayAuth.tokenSecret=%s:" .)
+  "KubeRay checks it before it turns Ray's token authentication on, and refuses the cluster otherwise" -}}
+{{- $fix := "--set raycluster.rayVersion=<the image's Ray version, 2.52.0 or later>, or --set global.rayAuth.tokenSecret=''" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.rayVersion" "value" $version "problem" $problem "fix" $fix) -}}
 {{- end -}}
-{{- /* Ray reads the Authorization header before its own X-Ray-Authorization: basic auth's credentials, which nginx
-       passes on, would be taken for a token and refused. */ -}}
-{{- with and $.Values.ingress.enabled $.Values.ingress.accessControl.basicAuthSecret -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.ingress.accessControl.basicAuthSecret" "value" . "problem" "sends its credentials to the dashboard in the Authorization header, which Ray reads before its token header: with global.rayAuth.tokenSecret every request through the Ingress would be refused (403)" "fix" "drop basic auth (--set raycluster.ingress.accessControl.basicAuthSecret=''): Ray's token is the Ingress's access control, sourceRanges may stay; or --set global.rayAuth.tokenSecret='' to keep basic auth") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Ray reads the Authorization header before its own X-Ray-Authorization: basic auth's credentials, which nginx
+     passes on, would be taken for a token and refused. */}}
+{{- define "raycluster.rules.rayAuthBasicAuth" -}}
+{{- if include "verl-ppo.rayAuthSecret" . -}}
+{{- with and .Values.ingress.enabled .Values.ingress.accessControl.basicAuthSecret -}}
+{{- $problem := cat "sends its credentials to the dashboard in the Authorization header, which Ray reads before its token header:"
+  "with global.rayAuth.tokenSecret every request through the Ingress would be refused (403)" -}}
+{{- $fix := cat "drop basic auth (--set raycluster.ingress.accessControl.basicAuthSecret=''):"
+  "Ray's token is the Ingress's access control, sourceRanges may stay; or --set global.rayAuth.tokenSecret='' to keep basic auth" -}}
+{{- $field := "raycluster.ingress.accessControl.basicAuthSecret" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" . "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -246,28 +458,68 @@
 {{/* An upgrade of a running queued release: Kueue (v0.18 and later, ValidateRayAndSparkJobUpdates) refuses to change
      or remove the queue label of a workload that is not suspended, and to remove its priority class at any time. The
      live object is read with lookup at install and upgrade (helm template and --dry-run without a cluster see none),
-     so the refusal comes before Helm changes anything, naming the value to keep. */}}
+     so the refusal comes before Helm changes anything, naming the value to keep. Each rule gets
+     (dict "state" "Values" "live" <the live RayCluster or RayJob> "kind"). */}}
 {{- define "raycluster.rules.queueUpgrade" -}}
 {{- $kind := ternary "RayJob" "RayCluster" (eq (include "verl-ppo.rayJobMode" .) "true") -}}
-{{- $live := lookup "ray.io/v1" $kind .Release.Namespace (include "verl-ppo.clusterName" .) -}}
-{{- with $live -}}
-{{- $labels := .metadata.labels | default dict -}}
-{{- $liveQueue := get $labels "kueue.x-k8s.io/queue-name" -}}
-{{- $livePriority := get $labels "kueue.x-k8s.io/priority-class" -}}
-{{- $running := not (.spec.suspend | default false) -}}
-{{- $q := $.Values.queue -}}
+{{- with lookup "ray.io/v1" $kind .Release.Namespace (include "verl-ppo.clusterName" .) -}}
+{{- $upgrade := dict "state" $.state "Values" $.Values "live" . "kind" $kind -}}
+{{- include "raycluster.rules.queueChange" $upgrade -}}
+{{- include "raycluster.rules.elasticChange" $upgrade -}}
+{{- include "raycluster.rules.priorityRemoved" $upgrade -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The queue of a running workload stays as it is. */}}
+{{- define "raycluster.rules.queueChange" -}}
+{{- $liveQueue := get (.live.metadata.labels | default dict) "kueue.x-k8s.io/queue-name" -}}
+{{- $running := not (.live.spec.suspend | default false) -}}
+{{- $queue := .Values.queue.kueue | default "" -}}
 {{- /* A "default" label with no value set may be Kueue's own (its webhook names the namespace's default LocalQueue and
        the default WorkloadPriorityClass, both "default"): Helm leaves a label it never rendered alone. */ -}}
-{{- $kueueDefault := and (not $q.kueue) (eq $liveQueue "default") -}}
-{{- if and $liveQueue $running (ne $liveQueue ($q.kueue | default "")) (not $kueueDefault) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" ($q.kueue | default "") "problem" (printf "would change the queue of the running %s %s, admitted through LocalQueue %s: Kueue refuses to change or remove the queue label of a workload that is not suspended" $kind .metadata.name $liveQueue) "fix" (printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}') and then change the queue" $liveQueue (lower $kind) .metadata.name)) -}}
+{{- $kueueDefault := and (not $queue) (eq $liveQueue "default") -}}
+{{- if and $liveQueue $running (ne $liveQueue $queue) (not $kueueDefault) -}}
+{{- $name := .live.metadata.name -}}
+{{- $problem := cat (printf "would change the queue of the running %s %s, admitted through LocalQueue %s:" .kind $name $liveQueue)
+  "Kueue refuses to change or remove the queue label of a workload that is not suspended" -}}
+{{- $suspend := printf "kubectl patch %s %s --type merge -p '{\"spec\":{\"suspend\":true}}'" (lower .kind) $name -}}
+{{- $fix := printf "keep --set raycluster.queue.kueue=%s for this run, or end the run first (helm uninstall, or %s) and then change the queue"
+  $liveQueue $suspend -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.kueue" "value" $queue "problem" $problem "fix" $fix) -}}
 {{- end -}}
-{{- $liveElastic := eq (get (.metadata.annotations | default dict) "kueue.x-k8s.io/elastic-job") "true" -}}
-{{- if and $liveQueue (ne $liveElastic (eq (include "raycluster.elasticQueue" $) "true")) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.elastic" "value" (not $liveElastic) "problem" (printf "would switch Kueue's elastic admission of the %s %s: Kueue refuses to change it on an existing workload" $kind .metadata.name) "fix" (printf "keep raycluster.queue.elastic=%t (and what it needs: queue.kueue, worker.autoscaling.enabled) for this cluster, or uninstall the release first" $liveElastic)) -}}
 {{- end -}}
-{{- if and $livePriority (not $q.workloadPriorityClass) (ne $livePriority "default") -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.workloadPriorityClass" "value" "" "problem" (printf "would remove the priority class %s of the %s %s: Kueue refuses to remove a workload's priority class" $livePriority $kind .metadata.name) "fix" (printf "keep --set raycluster.queue.workloadPriorityClass=%s, or uninstall the release first" $livePriority)) -}}
+
+{{/* Kueue's elastic admission of an existing workload stays as it is. */}}
+{{- define "raycluster.rules.elasticChange" -}}
+{{- $liveQueue := get (.live.metadata.labels | default dict) "kueue.x-k8s.io/queue-name" -}}
+{{- $liveElastic := eq (get (.live.metadata.annotations | default dict) "kueue.x-k8s.io/elastic-job") "true" -}}
+{{- if and $liveQueue (ne $liveElastic (eq (include "raycluster.elasticQueue" .) "true")) -}}
+{{- $problem := printf "would switch Kueue's elastic admission of the %s %s: Kueue refuses to change it on an existing workload"
+  .kind .live.metadata.name -}}
+{{- $fix := cat (printf "keep raycluster.queue.elastic=%t (and what it needs: queue.kueue, worker.autoscaling.enabled)" $liveElastic)
+  "for this cluster, or uninstall the release first" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.elastic" "value" (not $liveElastic) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A workload's priority class is never removed. */}}
+{{- define "raycluster.rules.priorityRemoved" -}}
+{{- $livePriority := get (.live.metadata.labels | default dict) "kueue.x-k8s.io/priority-class" -}}
+{{- if and $livePriority (not .Values.queue.workloadPriorityClass) (ne $livePriority "default") -}}
+{{- $problem := printf "would remove the priority class %s of the %s %s: Kueue refuses to remove a workload's priority class"
+  $livePriority .kind .live.metadata.name -}}
+{{- $fix := printf "keep --set raycluster.queue.workloadPriorityClass=%s, or uninstall the release first" $livePriority -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.workloadPriorityClass" "value" "" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* raycluster.nccl holds NCCL's variables only. */}}
+{{- define "raycluster.rules.ncclName" -}}
+{{- range $name, $value := .Values.nccl -}}
+{{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
+{{- $problem := "is not an NCCL_* variable" -}}
+{{- $fix := "put other variables in raycluster.env" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -1,16 +1,38 @@
 {{/* The storage component's rules (called by verl-ppo.validate): a static volume needs its address and credentials. */}}
 {{- define "storage.rules" -}}
-{{- $v := .Values -}}
-{{- if eq $v.type "tos" -}}
+{{- include "storage.rules.tosAddress" . -}}
+{{- include "storage.rules.tosSecret" . -}}
+{{- include "storage.rules.nasServer" . -}}
+{{- end -}}
+
+{{/* A TOS volume is mounted from its bucket, region and endpoint. */}}
+{{- define "storage.rules.tosAddress" -}}
+{{- if eq .Values.type "tos" -}}
 {{- range $key := list "bucket" "region" "endpoint" -}}
-{{- if not (get $v.tos $key) -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "storage.tos.%s" $key) "value" "" "problem" "must not be empty for a TOS volume" "fix" (printf "--set storage.tos.%s=..." $key)) -}}
+{{- if not (get $.Values.tos $key) -}}
+{{- $problem := "must not be empty for a TOS volume" -}}
+{{- $fix := printf "--set storage.tos.%s=..." $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "storage.tos.%s" $key) "value" "" "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
-{{- if not $v.tos.secretName -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "storage.tos.secretName" "value" "" "problem" "must name the Secret with the TOS credentials (credentials never go in values)" "fix" "kubectl create secret generic tos-credentials --from-literal=AccessKeyId=... --from-literal=SecretAccessKey=... and --set storage.tos.secretName=tos-credentials") -}}
 {{- end -}}
-{{- else if and (eq $v.type "nas") (not $v.nas.server) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "storage.nas.server" "value" "" "problem" "must not be empty for a NAS volume" "fix" "--set storage.nas.server=<NAS mount target address>") -}}
+{{- end -}}
+
+{{/* A TOS volume's credentials come from a Secret, never from values. */}}
+{{- define "storage.rules.tosSecret" -}}
+{{- if and (eq .Values.type "tos") (not .Values.tos.secretName) -}}
+{{- $problem := "must name the Secret with the TOS credentials (credentials never go in values)" -}}
+{{- $fix := cat "kubectl create secret generic tos-credentials --from-literal=AccessKeyId=... --from-literal=SecretAccessKey=..."
+  "and --set storage.tos.secretName=tos-credentials" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "storage.tos.secretName" "value" "" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A NAS volume is mounted from its server. */}}
+{{- define "storage.rules.nasServer" -}}
+{{- if and (eq .Values.type "nas") (not .Values.nas.server) -}}
+{{- $problem := "must not be empty for a NAS volume" -}}
+{{- $fix := "--set storage.nas.server=<NAS mount target address>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "storage.nas.server" "value" "" "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}

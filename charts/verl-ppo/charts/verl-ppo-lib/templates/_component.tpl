@@ -2,7 +2,10 @@
      which gives it `global` and checks the release's rules. Installed alone it stops here, in one sentence. */}}
 {{- define "verl-ppo.component" -}}
 {{- if not (contains "verl-ppo/charts/" .Template.BasePath) -}}
-{{- fail (printf "%s is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone: install charts/verl-ppo and switch off the components you do not need (e.g. --set raycluster.enabled=false); its README shows each use" .Chart.Name) -}}
+{{- $problem := printf "%s is a component of the verl-ppo chart (charts/verl-ppo), not a chart to install alone:" .Chart.Name -}}
+{{- $fix := cat "install charts/verl-ppo and switch off the components you do not need (e.g. --set raycluster.enabled=false);"
+  "its README shows each use" -}}
+{{- fail (cat $problem $fix) -}}
 {{- end -}}
 {{- end -}}
 

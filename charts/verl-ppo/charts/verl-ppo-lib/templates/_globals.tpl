@@ -53,7 +53,8 @@ values). Call with any chart context (needs .Values.global).
 {{/* Every port the release's objects name (JSON): Ray's on the head and workers, TensorBoard's, the head's
      rollout Prometheus (global.rolloutMetrics; veRL's rollout.prometheus.port). */}}
 {{- define "verl-ppo.ports" -}}
-{{- dict "gcs" 6379 "dashboard" 8265 "client" 10001 "metrics" 8080 "autoscalerMetrics" 44217 "dashboardMetrics" 44227 "tensorboard" 6006 "rolloutPrometheus" 9090 | toJson -}}
+{{- dict "gcs" 6379 "dashboard" 8265 "client" 10001 "metrics" 8080 "autoscalerMetrics" 44217 "dashboardMetrics" 44227
+  "tensorboard" 6006 "rolloutPrometheus" 9090 | toJson -}}
 {{- end -}}
 
 {{/* "true" when the rollout servers' metrics are on (global.rolloutMetrics.enabled): veRL lists its servers

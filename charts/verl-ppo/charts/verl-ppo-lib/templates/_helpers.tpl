@@ -78,7 +78,8 @@ Where a value lands, and the one template that makes it arrive there literally.
 {{- $q := include "verl-ppo.scalar" . -}}
 {{- $number := regexFind "^[0-9.]+([eE][0-9]+)?" $q -}}
 {{- $suffix := trimPrefix $number $q -}}
-{{- $perMiB := dict "" 0.00000095367431640625 "Ki" 0.0009765625 "Mi" 1.0 "Gi" 1024.0 "Ti" 1048576.0 "k" 0.0009536743164 "K" 0.0009536743164 "M" 0.95367431640625 "G" 953.67431640625 "T" 953674.31640625 -}}
+{{- $perMiB := dict "" 0.00000095367431640625 "Ki" 0.0009765625 "Mi" 1.0 "Gi" 1024.0 "Ti" 1048576.0
+  "k" 0.0009536743164 "K" 0.0009536743164 "M" 0.95367431640625 "G" 953.67431640625 "T" 953674.31640625 -}}
 {{- mulf (float64 $number) (get $perMiB $suffix) | int64 -}}
 {{- end -}}
 
@@ -92,5 +93,8 @@ Where a value lands, and the one template that makes it arrive there literally.
      service (Hugging Face hf_, OpenAI sk-, GitHub ghp_/github_pat_, Slack xox?-, an AWS access key id) or a
      URL carrying user:password@. */}}
 {{- define "verl-ppo.looksLikeCredentialValue" -}}
-{{- if regexMatch "^(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|(AKIA|ASIA)[0-9A-Z]{16})$|^[a-z][a-z0-9+.-]*://[^/@\\s]+:[^/@\\s]*@" (toString .) -}}true{{- end -}}
+{{- $tokens := list "hf_[A-Za-z0-9]{20,}" "sk-[A-Za-z0-9_-]{20,}" "gh[pousr]_[A-Za-z0-9]{30,}" "github_pat_[A-Za-z0-9_]{20,}"
+  "xox[abprs]-[A-Za-z0-9-]{10,}" "(AKIA|ASIA)[0-9A-Z]{16}" -}}
+{{- $urlWithPassword := "^[a-z][a-z0-9+.-]*://[^/@\\s]+:[^/@\\s]*@" -}}
+{{- if regexMatch (printf "^(%s)$|%s" (join "|" $tokens) $urlWithPassword) (toString .) -}}true{{- end -}}
 {{- end -}}

@@ -4,7 +4,7 @@ umbrella chart and each subchart compute the same names.
 */}}
 
 {{/* Release-wide base name: global.fullnameOverride, else the release name. Never truncated:
-     verl-ppo.validateNames fails instead, because a silently shortened name breaks the links
+     verl-ppo.rules.nameLength fails instead, because a silently shortened name breaks the links
      between the RayCluster, its Service and the submitter. */}}
 {{- define "verl-ppo.fullname" -}}
 {{- $global := .Values.global | default dict -}}

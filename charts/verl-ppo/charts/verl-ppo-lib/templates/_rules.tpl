@@ -4,10 +4,11 @@ listing each broken rule with the field, its value, why, and the fix (Bitnami's 
 The rules assume well-typed values: Helm checks them against values.schema.json before any template.
 
 The umbrella's templates/validate.yaml calls it with the umbrella's context: it sees every component's
-values. Each component's rules are `<component>.rules` in that component's _rules.tpl; they get
-(dict "Values" <its section, with global> "Release" "Capabilities" "Files" <its chart's> "state"
-"present"), name fields by
-their path in the umbrella's values (ppo-job.data.trainBatchSize) and report through verl-ppo.rule.
+values. Each component's rules are listed by `<component>.rules` in that component's _rules.tpl; they get
+(dict "Values" <its section, with global> "Release" "Capabilities" "Files" <its chart's> "state" "present"),
+name fields by their path in the umbrella's values (ppo-job.data.trainBatchSize) and report through
+verl-ppo.rule. One define per rule: its condition, then its problem and its fix built on lines of their own,
+then the one verl-ppo.rule call that records them.
 */}}
 {{- define "verl-ppo.validate" -}}
 {{- $present := dict -}}
@@ -20,7 +21,8 @@ their path in the umbrella's values (ppo-job.data.trainBatchSize) and report thr
 {{- $state := dict "findings" list -}}
 {{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present) -}}
 {{- range $name, $values := $present -}}
-{{- include (printf "%s.rules" $name) (dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "Files" (index $.Subcharts $name).Files "state" $state "present" $present) -}}
+{{- $context := dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "state" $state "present" $present -}}
+{{- include (printf "%s.rules" $name) (set $context "Files" (index $.Subcharts $name).Files) -}}
 {{- end -}}
 {{- include "verl-ppo.failure" (dict "findings" $state.findings "chart" .Chart.Name) -}}
 {{- end -}}
@@ -43,29 +45,80 @@ their path in the umbrella's values (ppo-job.data.trainBatchSize) and report thr
 
 {{/* Rules of the release as a whole: its name, its one shared claim, TensorBoard across components. */}}
 {{- define "verl-ppo.rules.release" -}}
-{{- $global := .Values.global -}}
+{{- include "verl-ppo.rules.nameLength" . -}}
+{{- include "verl-ppo.rules.nameDns" . -}}
+{{- include "verl-ppo.rules.nameNotBoolean" . -}}
+{{- include "verl-ppo.rules.claimTwice" . -}}
+{{- include "verl-ppo.rules.claimMissing" . -}}
+{{- include "verl-ppo.rules.wandbSecret" . -}}
+{{- include "verl-ppo.rules.dashboardURLWithoutCluster" . -}}
+{{- include "verl-ppo.rules.dashboardURLBesideCluster" . -}}
+{{- include "verl-ppo.rules.rayJobComponents" . -}}
+{{- include "verl-ppo.rules.rayJobQueueShutdown" . -}}
+{{- include "verl-ppo.rules.tensorboardPathWithoutObservability" . -}}
+{{- end -}}
+
+{{/* The field the release's name comes from, as the name rules print it. */}}
+{{- define "verl-ppo.rules.nameField" -}}
+{{- ternary "global.fullnameOverride" "release name" (not (empty .Values.global.fullnameOverride)) -}}
+{{- end -}}
+
+{{/* KubeRay and the Job controller append suffixes to the name: at most 45 characters fit. */}}
+{{- define "verl-ppo.rules.nameLength" -}}
 {{- $fullname := include "verl-ppo.fullname" . -}}
-{{- $nameField := ternary "global.fullnameOverride" "release name" (not (empty $global.fullnameOverride)) -}}
 {{- if gt (len $fullname) 45 -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" $nameField "value" $fullname "problem" (printf "is %d characters; KubeRay and the Job controller append suffixes, so at most 45 fit" (len $fullname)) "fix" "choose a shorter release name, or --set global.fullnameOverride=<at most 45 characters>") -}}
+{{- $problem := printf "is %d characters; KubeRay and the Job controller append suffixes, so at most 45 fit" (len $fullname) -}}
+{{- $fix := "choose a shorter release name, or --set global.fullnameOverride=<at most 45 characters>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (include "verl-ppo.rules.nameField" .) "value" $fullname "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* KubeRay requires a DNS-1035 label as a RayCluster's name. */}}
+{{- define "verl-ppo.rules.nameDns" -}}
+{{- $fullname := include "verl-ppo.fullname" . -}}
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" $nameField "value" $fullname "problem" "is not a DNS-1035 label, which KubeRay requires of a RayCluster name" "fix" "use lower-case letters, digits and '-', starting with a letter, or --set global.fullnameOverride=<such a name>") -}}
+{{- $problem := "is not a DNS-1035 label, which KubeRay requires of a RayCluster name" -}}
+{{- $fix := "use lower-case letters, digits and '-', starting with a letter, or --set global.fullnameOverride=<such a name>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (include "verl-ppo.rules.nameField" .) "value" $fullname "problem" $problem "fix" $fix) -}}
 {{- end -}}
-{{- range $name := uniq (list .Release.Name $fullname) -}}
+{{- end -}}
+
+{{/* Labels carry the release's name as it is: a name YAML reads as a boolean or null breaks them. */}}
+{{- define "verl-ppo.rules.nameNotBoolean" -}}
+{{- $fullname := include "verl-ppo.fullname" . -}}
+{{- range $name := uniq (list $.Release.Name $fullname) -}}
 {{- if has $name (list "y" "yes" "n" "no" "true" "false" "on" "off" "null") -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (ternary "release name" $nameField (eq $name $.Release.Name)) "value" $name "problem" "reads as a boolean or null in YAML, so every label that carries it breaks" "fix" "choose another release name (labels carry it as it is)") -}}
+{{- $field := ternary "release name" (include "verl-ppo.rules.nameField" $) (eq $name $.Release.Name) -}}
+{{- $problem := "reads as a boolean or null in YAML, so every label that carries it breaks" -}}
+{{- $fix := "choose another release name (labels carry it as it is)" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $name "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
-{{- $existing := $global.storage.existingClaim -}}
-{{- $creates := hasKey .present "storage" -}}
-{{- if and $creates $existing -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" $existing "problem" "is set while the storage component would create a second claim" "fix" "--set storage.enabled=false to mount the existing claim, or --set global.storage.existingClaim=''") -}}
 {{- end -}}
+
+{{/* One shared claim: an existing one, or the one the storage component creates, not both. */}}
+{{- define "verl-ppo.rules.claimTwice" -}}
+{{- $existing := .Values.global.storage.existingClaim -}}
+{{- if and (hasKey .present "storage") $existing -}}
+{{- $problem := "is set while the storage component would create a second claim" -}}
+{{- $fix := "--set storage.enabled=false to mount the existing claim, or --set global.storage.existingClaim=''" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" $existing "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Ray pods, the submitter and TensorBoard mount a claim: with storage off, an existing one. */}}
+{{- define "verl-ppo.rules.claimMissing" -}}
+{{- $global := .Values.global -}}
 {{- $mounts := or (hasKey .present "raycluster") (hasKey .present "ppo-job") (and (hasKey .present "observability") $global.tensorboard.enabled) -}}
-{{- if and (not $creates) (not $existing) $mounts -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" "" "problem" "is empty with storage.enabled=false: the pods need a ReadWriteMany claim" "fix" "--set global.storage.existingClaim=<claim>") -}}
+{{- if and (not (hasKey .present "storage")) (not $global.storage.existingClaim) $mounts -}}
+{{- $problem := "is empty with storage.enabled=false: the pods need a ReadWriteMany claim" -}}
+{{- $fix := "--set global.storage.existingClaim=<claim>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.existingClaim" "value" "" "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* A run that logs to W&B needs WANDB_API_KEY on the Ray pods, from a Secret. */}}
+{{- define "verl-ppo.rules.wandbSecret" -}}
 {{- $job := get .present "ppo-job" -}}
 {{- $ray := get .present "raycluster" -}}
 {{- if and $job $ray (has "wandb" ($job.trainer.logger | default list)) -}}
@@ -74,36 +127,74 @@ their path in the umbrella's values (ppo-job.data.trainBatchSize) and report thr
 {{- if and (eq $item.name "WANDB_API_KEY") $item.valueFrom -}}{{- $fromSecret = true -}}{{- end -}}
 {{- end -}}
 {{- if not $fromSecret -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" "fix" "kubectl create secret generic wandb --from-literal=api-key=...; then --set raycluster.credentials.wandb.secretName=wandb") -}}
+{{- $problem := "logs to W&B, but no WANDB_API_KEY reaches the Ray pods from a Secret" -}}
+{{- $fix := cat "kubectl create secret generic wandb --from-literal=api-key=...;"
+  "then --set raycluster.credentials.wandb.secretName=wandb" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.logger" "value" "wandb" "problem" $problem "fix" $fix) -}}
 {{- end -}}
-{{- end -}}
-{{- if and $job (not $ray) (not $job.dashboardURL) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" "" "problem" "is empty: the run would go to this release's RayCluster, which raycluster.enabled=false does not create" "fix" "--set ppo-job.dashboardURL=http://<head service>.<namespace>.svc:8265 (the Ray cluster to run on), or --set raycluster.enabled=true") -}}
-{{- end -}}
-{{- if and $job $ray $job.dashboardURL (not (include "verl-ppo.rayJobMode" .)) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" $job.dashboardURL "problem" "sends the run to another Ray cluster while this release creates its own RayCluster, whose GPUs would then idle" "fix" "--set ppo-job.dashboardURL='' to run on this release's cluster, or --set raycluster.enabled=false to run on the other one") -}}
-{{- end -}}
-{{- include "verl-ppo.rules.rayJobMode" . -}}
-{{- $path := $global.tensorboard.ingressPath -}}
-{{- if and $path (not (hasKey .present "observability")) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" "routes to TensorBoard's Service, which observability.enabled=false does not create" "fix" "--set observability.enabled=true, or --set global.tensorboard.ingressPath=''") -}}
 {{- end -}}
 {{- end -}}
 
-{{/* RayJob mode: the umbrella renders the RayJob from both components' values; a queued RayJob must free its cluster. */}}
-{{- define "verl-ppo.rules.rayJobMode" -}}
+{{/* Without this release's RayCluster, the submitter needs another cluster's address. */}}
+{{- define "verl-ppo.rules.dashboardURLWithoutCluster" -}}
+{{- $job := get .present "ppo-job" -}}
+{{- if and $job (not (hasKey .present "raycluster")) (not $job.dashboardURL) -}}
+{{- $problem := cat "is empty: the run would go to this release's RayCluster,"
+  "which raycluster.enabled=false does not create" -}}
+{{- $fix := cat "--set ppo-job.dashboardURL=http://<head service>.<namespace>.svc:8265 (the Ray cluster to run on),"
+  "or --set raycluster.enabled=true" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" "" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* With this release's RayCluster, a run sent elsewhere leaves its GPUs idle. */}}
+{{- define "verl-ppo.rules.dashboardURLBesideCluster" -}}
+{{- $job := get .present "ppo-job" -}}
+{{- if and $job (hasKey .present "raycluster") $job.dashboardURL (not (include "verl-ppo.rayJobMode" .)) -}}
+{{- $problem := cat "sends the run to another Ray cluster while this release creates its own RayCluster,"
+  "whose GPUs would then idle" -}}
+{{- $fix := cat "--set ppo-job.dashboardURL='' to run on this release's cluster,"
+  "or --set raycluster.enabled=false to run on the other one" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.dashboardURL" "value" $job.dashboardURL "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* RayJob mode: the umbrella renders the RayJob from both components' values. */}}
+{{- define "verl-ppo.rules.rayJobComponents" -}}
 {{- if include "verl-ppo.rayJobMode" . -}}
 {{- $missing := list -}}
 {{- range $name := list "raycluster" "ppo-job" -}}
 {{- if not (hasKey $.present $name) }}{{ $missing = append $missing $name }}{{ end -}}
 {{- end -}}
 {{- if $missing -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "global.mode" "value" "RayJob" "problem" (printf "needs both the raycluster and the ppo-job components; %s is disabled" (join " and " $missing)) "fix" (printf "--set %s.enabled=true, or --set global.mode=RayCluster" (first $missing))) -}}
-{{- else -}}
+{{- $problem := printf "needs both the raycluster and the ppo-job components; %s is disabled" (join " and " $missing) -}}
+{{- $fix := printf "--set %s.enabled=true, or --set global.mode=RayCluster" (first $missing) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.mode" "value" "RayJob" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* RayJob mode: a queued RayJob must free its cluster when the run ends. */}}
+{{- define "verl-ppo.rules.rayJobQueueShutdown" -}}
+{{- if and (include "verl-ppo.rayJobMode" .) (hasKey .present "raycluster") (hasKey .present "ppo-job") -}}
 {{- $queue := (get .present "raycluster").queue.kueue -}}
 {{- if and $queue (not (get .present "ppo-job").rayJob.shutdownAfterJobFinishes) -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rayJob.shutdownAfterJobFinishes" "value" false "problem" (printf "is false while raycluster.queue.kueue (%s) queues the RayJob: Kueue refuses a queued RayJob whose cluster would outlive the run and hold the queue's GPUs" $queue) "fix" "--set ppo-job.rayJob.shutdownAfterJobFinishes=true (and drop ppo-job.rayJob.deletionStrategy), or --set raycluster.queue.kueue=''") -}}
+{{- $problem := cat (printf "is false while raycluster.queue.kueue (%s) queues the RayJob:" $queue)
+  "Kueue refuses a queued RayJob whose cluster would outlive the run and hold the queue's GPUs" -}}
+{{- $fix := cat "--set ppo-job.rayJob.shutdownAfterJobFinishes=true (and drop ppo-job.rayJob.deletionStrategy),"
+  "or --set raycluster.queue.kueue=''" -}}
+{{- $field := "ppo-job.rayJob.shutdownAfterJobFinishes" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" false "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The TensorBoard path routes to the observability component's Service. */}}
+{{- define "verl-ppo.rules.tensorboardPathWithoutObservability" -}}
+{{- $path := .Values.global.tensorboard.ingressPath -}}
+{{- if and $path (not (hasKey .present "observability")) -}}
+{{- $problem := "routes to TensorBoard's Service, which observability.enabled=false does not create" -}}
+{{- $fix := "--set observability.enabled=true, or --set global.tensorboard.ingressPath=''" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}

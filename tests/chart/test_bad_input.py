@@ -1,0 +1,988 @@
+"""Bad input fails early: each wrong values file is rejected by `helm template` (Helm 3 and 4) and by
+`generator check`. A case says which layer stops it, and must be stopped there: the values schema (Helm
+refuses before any template renders and names the value's path in its own words, e.g. /ppo-job/rollout/n)
+or the chart's cross-field rules (the rulebook's one failure). generator check names the field and the
+value, each a whole token, and says how to fix it (a `Fix:` sentence of its own, not a pointer to the
+README), as does the rulebook's failure. A rule the schema already guards is reached past it (Helm's
+--skip-schema-validation), so removing the rule fails its case."""
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.cli import main as generator_main
+from generator.schemafindings import shown
+from support import helm as helm_cli
+
+TOS_BASE = {"type": "tos", "tos": {"bucket": "b", "region": "cn-beijing", "endpoint": "tos-cn-beijing.ivolces.com",
+                                   "secretName": "s"}}
+
+
+@dataclass
+class Case:
+    id: str
+    values: dict
+    field: str
+    release: str = "verl-ppo"
+    mentions: list[str] = field(default_factory=list)
+    layer: str = "rule"  # what stops it: "rule" (the chart's cross-field rules) or "schema" (the values schema)
+    value: str | None = None  # as the messages print it; None: the value at `field` in `values`, if one
+
+    def printed_value(self) -> str | None:
+        if self.value is not None:
+            return self.value
+        node: Any = self.values
+        for part in self.field.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        if isinstance(node, (dict, list)):
+            return None
+        if isinstance(node, str) and re.search(r"[\x00-\x1f\x7f]", node):
+            return json.dumps(node, ensure_ascii=False)  # as the messages print it: one line
+        return '""' if node == "" else str(node).lower() if isinstance(node, bool) else str(node)
+
+
+def job(**sections) -> dict:
+    return {"ppo-job": sections}
+
+
+def ray(**sections) -> dict:
+    return {"raycluster": sections}
+
+
+# An Ingress with a valid access control and the NetworkPolicy's peers named, so only the case's own fault fails.
+NGINX_LOCKED = {"enabled": True, "accessControl": {"basicAuthSecret": "dashboard-users"}}
+
+
+CASES = [
+    # Wrong types and ranges (schema).
+    Case("batch-not-integer", job(data={"trainBatchSize": "256x"}), "ppo-job.data.trainBatchSize", layer="schema"),
+    Case("memory-fraction-over-1", job(rollout={"gpuMemoryUtilization": 1.5}),
+         "ppo-job.rollout.gpuMemoryUtilization", layer="schema"),
+    Case("zero-nodes", {"global": {"gpu": {"nodes": 0}}}, "global.gpu.nodes", layer="schema"),
+    Case("dashboard-timeout-below-its-floor", job(submitter={"dashboardTimeoutSeconds": 5}),
+         "ppo-job.submitter.dashboardTimeoutSeconds", layer="schema"),
+    Case("no-ray-cluster-and-no-dashboard-url", {"raycluster": {"enabled": False}}, "ppo-job.dashboardURL"),
+    # A token budget packs whole rows (issue 27's sizing): one shorter than the longest row cannot hold it.
+    Case("token-budget-shorter-than-a-row",
+         job(actor={"useDynamicBsz": True}, rollout={"logProbMaxTokenLenPerGpu": 512}),
+         "ppo-job.rollout.logProbMaxTokenLenPerGpu", mentions=["768"]),
+    Case("token-budget-below-the-schema-floor", job(critic={"forwardMaxTokenLenPerGpu": 100}),
+         "ppo-job.critic.forwardMaxTokenLenPerGpu", layer="schema"),
+    Case("negative-lr", job(actor={"lr": -1}), "ppo-job.actor.lr", layer="schema"),
+    Case("unknown-verl-version", job(verlVersion="0.5.0"), "ppo-job.verlVersion", layer="schema"),
+    Case("unknown-rollout-engine", job(rollout={"name": "vlm"}), "ppo-job.rollout.name", layer="schema"),
+    Case("unknown-storage-type", {"storage": {"type": "s3"}}, "storage.type", layer="schema"),
+    Case("memory-not-a-quantity", {"raycluster": {"head": {"resources": {"memory": "100GB"}}}},
+         "raycluster.head.resources.memory", layer="schema"),
+    Case("cpu-not-a-quantity", {"raycluster": {"worker": {"resources": {"cpu": "lots"}}}},
+         "raycluster.worker.resources.cpu", layer="schema"),
+    Case("unknown-logger", job(trainer={"logger": ["consol"]}), "ppo-job.trainer.logger", layer="schema"),
+    Case("monitor-setting-not-auto-true-false", {"observability": {"podMonitor": {"enabled": "yes"}}},
+         "observability.podMonitor.enabled", layer="schema"),
+    Case("nccl-variable-name", {"raycluster": {"nccl": {"IB_HCA": "mlx5"}}}, "raycluster.nccl.IB_HCA"),
+    Case("source-range-not-cidr", {"raycluster": {"ingress": {"accessControl": {"sourceRanges": ["10.0.0.1"]}}}},
+         "raycluster.ingress.accessControl.sourceRanges[0]", layer="schema"),
+    Case("relative-checkpoint-dir", job(trainer={"checkpointDir": "checkpoints/run"}),
+         "ppo-job.trainer.checkpointDir", layer="schema"),
+    # Unknown keys (misspellings) are errors, not silently ignored.
+    Case("misspelled-micro-batch-key", job(actor={"ppoMicroBatchSize": 4}), "ppo-job.actor.ppoMicroBatchSize",
+         mentions=["ppoMicroBatchSizePerGpu"], layer="schema"),
+    Case("unknown-top-level-key", {"raycluster": {"workers": {"replicas": 2}}}, "raycluster.workers",
+         mentions=["worker"],
+         layer="schema"),
+    # A map or a list given as text: stopped before any template reads it (Helm renders the check first).
+    Case("section-given-as-text", job(data="gsm8k"), "ppo-job.data", mentions=["a map"], layer="schema"),
+    Case("node-given-as-text", ray(head="big"), "raycluster.head", mentions=["a map"], layer="schema"),
+    Case("list-given-as-text", {"observability": {"dashboards": {"include": "default"}}},
+         "observability.dashboards.include",
+         mentions=["a list"], layer="schema"),
+    Case("global-given-as-text", {"global": {"storage": "/data"}}, "global.storage", mentions=["a map"],
+         layer="schema"),
+    # veRL's batch arithmetic (4 GPUs by default).
+    Case("batch-not-divisible-by-gpus", job(data={"trainBatchSize": 250}), "ppo-job.data.trainBatchSize"),
+    Case("mini-batch-larger-than-batch", job(actor={"ppoMiniBatchSize": 512}), "ppo-job.actor.ppoMiniBatchSize"),
+    Case("mini-batch-below-one-per-gpu", job(actor={"ppoMiniBatchSize": 2}), "ppo-job.actor.ppoMiniBatchSize"),
+    Case("micro-batch-not-dividing", job(actor={"ppoMicroBatchSizePerGpu": 3}),
+         "ppo-job.actor.ppoMicroBatchSizePerGpu"),
+    Case("critic-micro-batch-not-dividing", job(critic={"ppoMicroBatchSizePerGpu": 5}),
+         "ppo-job.critic.ppoMicroBatchSizePerGpu"),
+    Case("tensor-parallel-spans-nodes", job(rollout={"tensorModelParallelSize": 4}),
+         "ppo-job.rollout.tensorModelParallelSize"),
+    # GPU totals and the node type.
+    Case("gpus-per-node-above-any-node", {"global": {"gpu": {"perNode": 17}}}, "global.gpu.perNode", layer="schema"),
+    Case("nnodes-overridden-in-extra-args", job(extraArgs=["trainer.nnodes=3"]), "ppo-job.extraArgs[0]"),
+    Case("autoscaling-range-excludes-training-workers",
+         {"raycluster": {"worker": {"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 3}}}},
+         "raycluster.worker.autoscaling"),
+    Case("worker-cpu-over-allocatable", {"raycluster": {"worker": {"resources": {"cpu": "64"}}}},
+         "raycluster.worker.resources.cpu"),
+    Case("head-memory-over-allocatable", {"raycluster": {"head": {"resources": {"memory": "200Gi"}}}},
+         "raycluster.head.resources.memory"),
+    # Names KubeRay and the Job controller extend.
+    Case("fullname-too-long", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride", layer="schema"),
+    Case("fullname-not-dns", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride", layer="schema"),
+    Case("release-name-too-long", {}, "release name", release="r" + "x" * 45, value="r" + "x" * 45),
+    Case("release-name-starts-with-a-digit", {}, "release name", release="9ppo", value="9ppo",
+         mentions=["DNS-1035"]),
+    Case("worker-group-name-invalid", {"raycluster": {"worker": {"groupName": "GPU_Workers"}}},
+         "raycluster.worker.groupName", layer="schema"),
+    # The dashboard runs arbitrary code.
+    Case("head-service-outside-the-cluster", {"raycluster": {"head": {"serviceType": "LoadBalancer"}}},
+         "raycluster.head.serviceType", mentions=["allowUnauthenticatedService"]),
+    Case("ingress-without-access-control", {"raycluster": {"ingress": {"enabled": True}}},
+         "raycluster.ingress.enabled"),
+    Case("dashboard-port-open-to-every-pod",
+         {"raycluster": {"ingress": {"enabled": True, "allowUnauthenticated": True}}},
+         "raycluster.networkPolicy.dashboardFrom", mentions=["dashboardFromAnywhere"]),
+    Case("alb-with-nginx-only-allowlist",
+         {"raycluster": {"ingress": {"enabled": True, "provider": "alb",
+                                     "accessControl": {"sourceRanges": ["10.0.0.0/8"]}}}},
+         "raycluster.ingress.accessControl"),
+    # Storage: credentials only by Secret reference, one claim.
+    Case("tos-without-secret", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "secretName": ""}}},
+         "storage.tos.secretName"),
+    Case("tos-without-bucket", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "bucket": ""}}},
+         "storage.tos.bucket"),
+    Case("tos-access-key-in-values", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "accessKeyId": "AK"}}},
+         "storage.tos.accessKeyId", mentions=["secretName"], layer="schema"),
+    Case("nas-without-server", {"storage": {"type": "nas"}}, "storage.nas.server"),
+    Case("existing-claim-and-created-claim", {"global": {"storage": {"existingClaim": "data"}}},
+         "global.storage.existingClaim"),
+    Case("no-claim-at-all", {"storage": {"enabled": False}}, "global.storage.existingClaim"),
+    # extraArgs: plain overrides only.
+    Case("extra-arg-with-plus-plus", job(extraArgs=["++trainer.val_before_train=False"]), "ppo-job.extraArgs[0]"),
+    Case("extra-arg-unsized-twin", job(extraArgs=["critic.ppo_micro_batch_size=8"]), "ppo-job.extraArgs[0]"),
+    Case("extra-arg-not-key-value", job(extraArgs=["trainer.val_before_train"]), "ppo-job.extraArgs[0]"),
+    # The preparation Job writes the run's inputs onto the shared volume, from a named source.
+    Case("prepare-offline-without-path", job(prepare={"enabled": True, "source": "local",
+                                                      "model": {"localPath": "/data/offline/model"}}),
+         "ppo-job.prepare.dataset.localPath"),
+    Case("prepare-model-off-the-volume", job(prepare={"enabled": True}, model={"path": "/models/qwen"}),
+         "ppo-job.model.path", mentions=["/data/"]),
+    Case("prepare-unknown-source", job(prepare={"enabled": True, "source": "s3"}), "ppo-job.prepare.source",
+         layer="schema"),
+    Case("working-dir-local-path", job(runtimeEnv={"workingDir": "./my-code"}), "ppo-job.runtimeEnv.workingDir",
+         layer="schema"),
+    # Algorithms: in the chosen veRL, with groups that have a baseline, sampled by the chosen rollout.
+    Case("unknown-algorithm", job(algorithm={"name": "sac"}), "ppo-job.algorithm.name", layer="schema"),
+    Case("dapo-before-verl-0.9", job(algorithm={"name": "dapo"}), "ppo-job.algorithm.name",
+         mentions=["veRL 0.4.1", "verlVersion=0.9.1"]),
+    Case("grpo-with-one-response", job(algorithm={"name": "grpo"}, rollout={"responsesPerPrompt": 1}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["baseline"]),
+    Case("hf-rollout-ignores-n-in-verl-0.3", job(verlVersion="0.3.0.post1", algorithm={"name": "grpo"},
+                                                 rollout={"name": "hf"}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
+    # Two responses, the fewest the HF rollout of veRL 0.3 ignores (PPO takes any n).
+    Case("hf-rollout-ignores-two-responses-in-verl-0.3", job(verlVersion="0.3.0.post1", rollout={"name": "hf",
+                                                                                             "responsesPerPrompt": 2}),
+         "ppo-job.rollout.responsesPerPrompt", mentions=["0.3.0.post1", "one response per prompt"]),
+    Case("hf-rollout-gone-in-verl-0.9", job(verlVersion="0.9.1", rollout={"name": "hf"}), "ppo-job.rollout.name",
+         mentions=["0.9.1"]),
+    Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
+         "ppo-job.data.trainBatchSize", mentions=["rollout.n (5)"]),
+    Case("reward-function-not-a-python-file", job(reward={"functionPath": "/data/rewards/score"}),
+         "ppo-job.reward.functionPath", layer="schema"),
+    # Shell: rayStartParams keys are words of KubeRay's `bash -lc` line (values are quoted, see ACCEPTED).
+    *[Case(f"ray-start-key-{name}", ray(head={"rayStartParams": {key: "1"}}),
+           "raycluster.head.rayStartParams." + (json.dumps(key) if "\n" in key else key))
+      for name, key in [("newline", "num-gpus\nheadService"), ("space", "num gpus"), ("semicolon", "x;touch"),
+                        ("upper-case", "Num-Gpus"), ("leading-dashes", "--block"), ("dollar", "$(id)")]],
+    Case("ray-start-worker-key-quote", ray(worker={"rayStartParams": {"it's": "1"}}),
+         "raycluster.worker.rayStartParams.it's"),
+    Case("ray-start-value-a-map", ray(head={"rayStartParams": {"resources": {"a": 1}}}),
+         "raycluster.head.rayStartParams.resources"),
+    # YAML structure: names printed into objects are names.
+    Case("token-secret-name-newline", job(prepare={"tokenSecret": {"name": "tok\noptional: true"}}),
+         "ppo-job.prepare.tokenSecret.name"),
+    Case("token-secret-key-slash", job(prepare={"tokenSecret": {"name": "t", "key": "a/b"}}),
+         "ppo-job.prepare.tokenSecret.key"),
+    Case("tos-secret-name-upper-case", {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "secretName": "TOS Creds"}}},
+         "storage.tos.secretName"),
+    Case("tos-secret-namespace-invalid",
+         {"storage": {**TOS_BASE, "tos": {**TOS_BASE["tos"], "secretNamespace": "kube system"}}},
+         "storage.tos.secretNamespace"),
+    Case("image-pull-secret-with-space", {"global": {"imagePullSecrets": ["my secret"]}}, "global.imagePullSecrets[0]"),
+    Case("existing-claim-invalid-name",
+         {"global": {"storage": {"existingClaim": "Team Data"}}, "storage": {"enabled": False}},
+         "global.storage.existingClaim"),
+    Case("storage-class-with-space", {"storage": {"dynamic": {"storageClassName": "fast ssd"}}},
+         "storage.dynamic.storageClassName"),
+    Case("priority-class-newline", ray(priorityClassName="high\nx: y"), "raycluster.priorityClassName"),
+    Case("basic-auth-secret-invalid", ray(ingress={"enabled": True, "accessControl": {"basicAuthSecret": "Users!"}}),
+         "raycluster.ingress.accessControl.basicAuthSecret"),
+    Case("dashboard-label-with-space", {"observability": {"dashboards": {"label": "grafana dashboard"}}},
+         "observability.dashboards.label"),
+    Case("dashboard-folder-annotation-colon", {"observability": {"dashboards": {"folderAnnotation": "a: b"}}},
+         "observability.dashboards.folderAnnotation"),
+    Case("extra-secret-env-name-dash", ray(extraSecretEnv={"MY-VAR": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.MY-VAR"),
+    Case("extra-secret-env-without-key", ray(extraSecretEnv={"MY_VAR": {"secretName": "s"}}),
+         "raycluster.extraSecretEnv.MY_VAR.key"),
+    Case("wandb-secret-invalid-name", ray(credentials={"wandb": {"secretName": "W&B"}}),
+         "raycluster.credentials.wandb.secretName"),
+    Case("runtime-env-name-with-space", job(runtimeEnv={"env": {"MY VAR": "1"}}), "ppo-job.runtimeEnv.env.MY VAR"),
+    # Hydra: paths arrive literally (see ACCEPTED), but must be absolute and free of backslashes and control characters.
+    Case("model-path-relative", job(model={"path": "models/qwen"}), "ppo-job.model.path"),
+    Case("model-path-home-tilde", job(model={"path": "~/qwen"}), "ppo-job.model.path"),
+    Case("model-path-backslash", job(model={"path": "/data/a\\b"}), "ppo-job.model.path"),
+    Case("model-path-newline", job(model={"path": "/data/qwen\ntrainer.nnodes=9"}), "ppo-job.model.path"),
+    Case("critic-model-relative", job(critic={"modelPath": "critic"}), "ppo-job.critic.modelPath"),
+    Case("train-files-relative", job(data={"trainFiles": "gsm8k/train.parquet"}), "ppo-job.data.trainFiles"),
+    Case("val-files-tab", job(data={"valFiles": "/data/test\t.parquet"}), "ppo-job.data.valFiles"),
+    Case("checkpoint-dir-backslash", job(trainer={"checkpointDir": "/data\\ckpt"}), "ppo-job.trainer.checkpointDir"),
+    # Paths the run writes: on the shared volume after normalisation.
+    Case("checkpoint-dir-off-the-volume", job(trainer={"checkpointDir": "/tmp/ckpt"}), "ppo-job.trainer.checkpointDir",
+         mentions=["/data"]),
+    Case("checkpoint-dir-climbs-out", job(trainer={"checkpointDir": "/data/../tmp/x"}), "ppo-job.trainer.checkpointDir",
+         mentions=["/tmp/x"]),
+    Case("checkpoint-dir-prefix-look-alike", job(trainer={"checkpointDir": "/database/ckpt"}),
+         "ppo-job.trainer.checkpointDir"),
+    Case("checkpoint-dir-other-mount", {"global": {"storage": {"mountPath": "/mnt/shared"}},
+                                        "ppo-job": {"trainer": {"checkpointDir": "/data/ckpt"}}},
+                                        "ppo-job.trainer.checkpointDir"),
+    Case("experiment-named-dot-dot", job(trainer={"experimentName": ".."}), "ppo-job.trainer.experimentName"),
+    Case("experiment-named-dot", job(trainer={"experimentName": "."}), "ppo-job.trainer.experimentName"),
+    Case("experiment-with-slash", job(trainer={"experimentName": "a/../../b"}), "ppo-job.trainer.experimentName"),
+    Case("project-named-dot-dot", job(trainer={"projectName": ".."}), "ppo-job.trainer.projectName"),
+    Case("hydra-run-dir-off-the-volume", job(extraArgs=["hydra.run.dir=/tmp/hydra"]), "ppo-job.extraArgs[0]"),
+    Case("hydra-sweep-dir-relative", job(extraArgs=["hydra.sweep.dir=multirun"]), "ppo-job.extraArgs[0]"),
+    Case("rollout-dump-off-the-volume", job(extraArgs=["trainer.rollout_data_dir=/tmp/rollouts"]),
+         "ppo-job.extraArgs[0]"),
+    Case("validation-dump-climbs-out", job(extraArgs=["trainer.validation_data_dir=/data/../../etc"]),
+         "ppo-job.extraArgs[0]"),
+    Case("hydra-searchpath-elsewhere", job(extraArgs=["hydra.searchpath=[file:///etc/verl]"]), "ppo-job.extraArgs[0]"),
+    Case("tensorboard-dir-off-the-volume", job(runtimeEnv={"env": {"TENSORBOARD_DIR": "/tmp/tb"}}),
+         "ppo-job.runtimeEnv.env.TENSORBOARD_DIR"),
+    # Side doors: every Service needs the opt-in and access control the dashboard has.
+    Case("tensorboard-load-balancer", {"global": {"tensorboard": {"enabled": True, "serviceType": "LoadBalancer"}}},
+         "global.tensorboard.serviceType", mentions=["allowUnauthenticatedService"]),
+    Case("tensorboard-node-port", {"global": {"tensorboard": {"enabled": True, "serviceType": "NodePort"}}},
+         "global.tensorboard.serviceType"),
+    Case("head-node-port", ray(head={"serviceType": "NodePort"}), "raycluster.head.serviceType"),
+    Case("tensorboard-path-without-ingress", {"global": {"tensorboard": {"enabled": True, "ingressPath": "/tb"}}},
+         "global.tensorboard.ingressPath"),
+    *[Case(f"annotation-overrides-{name}", ray(ingress={**NGINX_LOCKED, "annotations": {key: value}}),
+           f"raycluster.ingress.annotations.{key}")
+      for name, key, value in [("allowlist", "nginx.ingress.kubernetes.io/whitelist-source-range", "0.0.0.0/0"),
+                               ("auth-secret", "nginx.ingress.kubernetes.io/auth-secret", "other"),
+                               ("auth-type", "nginx.ingress.kubernetes.io/auth-type", "none"),
+                               ("satisfy-any", "nginx.ingress.kubernetes.io/satisfy", "any")]],
+    Case("source-range-every-ipv4", ray(ingress={**NGINX_LOCKED, "accessControl": {"sourceRanges": ["0.0.0.0/0"]}}),
+         "raycluster.ingress.accessControl.sourceRanges", mentions=["not an access control"]),
+    Case("source-range-every-ipv6", ray(ingress={**NGINX_LOCKED, "accessControl": {"sourceRanges": ["::/0"]}}),
+         "raycluster.ingress.accessControl.sourceRanges"),
+    *[Case(f"source-range-{name}", ray(ingress={"accessControl": {"sourceRanges": [cidr]}}),
+           "raycluster.ingress.accessControl.sourceRanges[0]")
+      for name, cidr in [("prefix-33", "10.0.0.0/33"), ("octet-256", "256.0.0.0/8"), ("host-name", "example.com/8"),
+                         ("ipv6-prefix-129", "2001:db8::/129"), ("three-octets", "10.0.0/8")]],
+    *[Case(f"ingress-host-{name}", ray(ingress={"host": host}), "raycluster.ingress.host")
+      for name, host in [("with-scheme", "https://ray.example.com"), ("with-port", "ray.example.com:443"),
+                         ("with-path", "ray.example.com/dash"), ("upper-case", "Ray.Example.com")]],
+    Case("ingress-path-with-space", ray(ingress={"path": "/ray dash"}), "raycluster.ingress.path"),
+    # Credentials: only by Secret reference.
+    *[Case(f"literal-{name}", ray(**{where: [{"name": variable, "value": "x"}]} if where == "env" else
+                                   {where: {"env": [{"name": variable, "value": "x"}]}}),
+           f"raycluster.{where}.env[0]" if where != "env" else "raycluster.env[0]", mentions=["extraSecretEnv"])
+      for name, where, variable in [("wandb-key", "env", "WANDB_API_KEY"), ("hf-token", "head", "HF_TOKEN"),
+                                    ("password", "worker", "DB_PASSWORD"),
+                                    ("aws-secret", "env", "AWS_SECRET_ACCESS_KEY"),
+                                    ("access-key-id", "head", "AWS_ACCESS_KEY_ID"),
+                                    ("client-secret", "worker", "OAUTH_CLIENT_SECRET")]],
+    *[Case(f"runtime-env-{name}", job(runtimeEnv={"env": {variable: "x"}}), f"ppo-job.runtimeEnv.env.{variable}",
+           mentions=["raycluster.extraSecretEnv"], value="(hidden)")
+      for name, variable in [("wandb-key", "WANDB_API_KEY"), ("hf-token", "HF_TOKEN"), ("github-token", "GITHUB_TOKEN"),
+                             ("password", "MLFLOW_TRACKING_PASSWORD"), ("api-key", "OPENAI_API_KEY")]],
+    # Schema gaps and false acceptances.
+    *[Case(f"cpu-{name}", ray(head={"resources": {"cpu": cpu}}), "raycluster.head.resources.cpu")
+      for name, cpu in [("negative", -4), ("zero-string", "0"), ("zero-number", 0), ("zero-millis", "0m"),
+                        ("negative-string", "-4")]],
+    Case("memory-negative", ray(worker={"resources": {"memory": -1}}), "raycluster.worker.resources.memory"),
+    Case("memory-with-space", ray(worker={"resources": {"memory": "100 Gi"}}), "raycluster.worker.resources.memory"),
+    Case("image-tag-with-space", {"global": {"image": {"tag": "v1 latest"}}}, "global.image.tag"),
+    Case("image-tag-with-newline", {"global": {"image": {"tag": "v1\nx"}}}, "global.image.tag"),
+    Case("image-repository-with-space", {"global": {"image": {"repository": "my registry/verl"}}},
+         "global.image.repository"),
+    Case("submitter-image-tag-with-space", job(image={"tag": "a b"}), "ppo-job.image.tag"),
+    Case("toleration-operator-exist", ray(tolerations=[{"key": "gpu", "operator": "Exist"}]),
+         "raycluster.tolerations[0].operator"),
+    Case("toleration-effect-unknown", ray(tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoSchedul"}]),
+         "raycluster.tolerations[0].effect"),
+    Case("toleration-unknown-field", ray(tolerations=[{"key": "gpu", "operater": "Exists"}]),
+         "raycluster.tolerations[0].operater"),
+    Case("scrape-timeout-above-interval", {"observability": {"podMonitor": {"interval": "30s", "scrapeTimeout": "1m"}}},
+         "observability.podMonitor.scrapeTimeout"),
+    Case("scrape-interval-with-space", {"observability": {"podMonitor": {"interval": "30 s"}}},
+         "observability.podMonitor.interval"),
+    Case("submitter-cpu-not-a-quantity", job(submitter={"resources": {"limits": {"cpu": "lots"}}}),
+         "ppo-job.submitter.resources.limits.cpu"),
+    Case("submitter-resources-misspelled", job(submitter={"resources": {"limit": {"cpu": "1"}}}),
+         "ppo-job.submitter.resources.limit"),
+    Case("prepare-memory-not-a-quantity", job(prepare={"resources": {"requests": {"memory": "8GB"}}}),
+         "ppo-job.prepare.resources.requests.memory"),
+    Case("tensorboard-cpu-zero",
+         {"global": {"tensorboard": {"resources": {"requests": {"cpu": "0", "memory": "1Gi"}}}}},
+         "global.tensorboard.resources.requests.cpu"),
+    Case("storage-size-with-space", {"storage": {"size": "200 GB"}}, "storage.size"),
+    Case("env-overrides-pythonpath", ray(env=[{"name": "PYTHONPATH", "value": "/code"}]), "raycluster.env[0]",
+         mentions=["pythonPath"]),
+    Case("worker-env-overrides-pythonpath", ray(worker={"env": [{"name": "PYTHONPATH", "value": "/code"}]}),
+         "raycluster.worker.env[0]"),
+    *[Case(f"release-name-{name}", {}, "release name", release=name, mentions=["boolean"]) for name in ("no", "true",
+                                                                                                        "on", "off")],
+    Case("fullname-reads-as-boolean", {"global": {"fullnameOverride": "yes"}}, "global.fullnameOverride"),
+    Case("prepare-endpoint-with-space", job(prepare={"endpoint": "https://hf mirror.com"}), "ppo-job.prepare.endpoint"),
+    Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}},
+         "global.storage.mountPath"),
+    Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
+    Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
+         mentions=["raycluster.credentials.wandb.secretName"]),
+    Case("wandb-logger-with-another-secret-in-env", job(trainer={"logger": ["console", "wandb"]}) | ray(
+        env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]),
+        "ppo-job.trainer.logger"),
+    Case("rdma-count-zero", ray(rdma={"enabled": True, "count": 0}), "raycluster.rdma.count"),
+    # RayJob mode and queues (KubeRay's and Kueue's own refusals, caught before anything is applied).
+    Case("unknown-mode", {"global": {"mode": "Job"}}, "global.mode", layer="schema"),
+    Case("rayjob-without-its-submitter", {"global": {"mode": "RayJob"}, "ppo-job": {"enabled": False}}, "global.mode"),
+    Case("rayjob-queued-keeps-its-cluster", {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a"}},
+                                             **job(rayJob={"shutdownAfterJobFinishes": False})},
+         "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    # One second: the shortest TTL, so a rule that let a short one through fails here.
+    Case("rayjob-ttl-without-shutdown", {"global": {"mode": "RayJob"},
+                                         **job(rayJob={"shutdownAfterJobFinishes": False,
+                                                       "ttlSecondsAfterFinished": 1})},
+         "ppo-job.rayJob.ttlSecondsAfterFinished"),
+    Case("rayjob-deletion-rules-and-shutdown", {"global": {"mode": "RayJob"}, **job(rayJob={"deletionStrategy": {
+        "deletionRules": [{"policy": "DeleteCluster", "condition": {"jobStatus": "SUCCEEDED"}}]}})},
+         "ppo-job.rayJob.deletionStrategy"),
+    Case("rayjob-foreign-dashboard", {"global": {"mode": "RayJob"}, **job(dashboardURL="http://other-head-svc:8265")},
+         "ppo-job.dashboardURL"),
+    Case("kueue-with-autoscaling", {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"autoscaling": {
+        "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
+    Case("kueue-elastic-without-autoscaling", {"raycluster": {"queue": {"kueue": "team-a", "elastic": True}}},
+         "raycluster.queue.elastic", mentions=["autoscaling"]),
+    Case("kueue-elastic-rayjob",
+         {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a", "elastic": True},
+                                                       "worker": {"autoscaling": {"enabled": True, "minReplicas": 1,
+                                                                                  "maxReplicas": 2}}}},
+         "raycluster.queue.elastic"),
+    Case("ray-token-without-ray-version", {"global": {"rayAuth": {"tokenSecret": "ray-token"}}},
+         "raycluster.rayVersion",
+         mentions=["2.52.0"]),
+    Case("kueue-worker-group-named-head",
+         {"raycluster": {"queue": {"kueue": "team-a"}, "worker": {"groupName": "head"}}},
+         "raycluster.worker.groupName", mentions=["Kueue"]),
+    Case("priority-without-queue", {"raycluster": {"queue": {"workloadPriorityClass": "high"}}},
+         "raycluster.queue.workloadPriorityClass"),
+    Case("gcs-fault-tolerance-without-redis", ray(gcsFaultTolerance={"enabled": True}),
+         "raycluster.gcsFaultTolerance.redisAddress"),
+    Case("redis-password-on-the-ray-start-line", ray(head={"rayStartParams": {"redis-password": "hunter2"}}),
+         "raycluster.head.rayStartParams.redis-password", value="<hidden>", mentions=["passwordSecret"]),
+    Case("gcs-redis-address-with-credentials",
+         ray(gcsFaultTolerance={"enabled": True, "redisAddress": "redis://admin:hunter2@redis:6379"}),
+         "raycluster.gcsFaultTolerance.redisAddress"),
+    Case("gcs-redis-address-without-port", ray(gcsFaultTolerance={"enabled": True, "redisAddress": "redis.infra"}),
+         "raycluster.gcsFaultTolerance.redisAddress"),
+    Case("gcs-redis-password-secret-upper-case",
+         ray(gcsFaultTolerance={"passwordSecret": {"secretName": "Redis_Auth"}}),
+         "raycluster.gcsFaultTolerance.passwordSecret.secretName"),
+    # Issue 28: values of one mode given in the other are refused, not ignored.
+    Case("rayjob-ttl-in-raycluster-mode", job(rayJob={"ttlSecondsAfterFinished": 600}),
+         "ppo-job.rayJob.ttlSecondsAfterFinished",
+         mentions=["global.mode=RayJob"]),
+    Case("rayjob-deadline-in-raycluster-mode", job(rayJob={"activeDeadlineSeconds": 3600}),
+         "ppo-job.rayJob.activeDeadlineSeconds"),
+    Case("rayjob-keeps-cluster-in-raycluster-mode", job(rayJob={"shutdownAfterJobFinishes": False}),
+         "ppo-job.rayJob.shutdownAfterJobFinishes"),
+    Case("stop-on-job-delete-in-rayjob-mode",
+         {"global": {"mode": "RayJob"}, **job(submitter={"stopOnJobDelete": False})},
+         "ppo-job.submitter.stopOnJobDelete", mentions=["global.mode=RayCluster"]),
+    # Numbers past KubeRay's and the Job controller's int32 fields.
+    Case("rayjob-ttl-past-int32", {"global": {"mode": "RayJob"}, **job(rayJob={"ttlSecondsAfterFinished": 2147483648})},
+         "ppo-job.rayJob.ttlSecondsAfterFinished"),
+    Case("rayjob-deadline-past-int32",
+         {"global": {"mode": "RayJob"}, **job(rayJob={"activeDeadlineSeconds": 9999999999})},
+         "ppo-job.rayJob.activeDeadlineSeconds"),
+    Case("submitter-backoff-past-int32", job(submitter={"backoffLimit": 2147483648}), "ppo-job.submitter.backoffLimit"),
+    Case("prepare-backoff-past-int32", job(prepare={"backoffLimit": 4294967296}), "ppo-job.prepare.backoffLimit"),
+    Case("autoscaling-max-past-int32", ray(worker={"autoscaling": {"maxReplicas": 2147483648}}),
+         "raycluster.worker.autoscaling.maxReplicas"),
+    # Free text printed as label values.
+    Case("volcano-queue-with-space", ray(queue={"volcano": "team a"}), "raycluster.queue.volcano"),
+    Case("volcano-queue-too-long", ray(queue={"volcano": "q" * 64}), "raycluster.queue.volcano", value=shown("q" * 64)),
+    Case("common-label-value-with-colon", {"global": {"commonLabels": {"team": "a: b"}}}, "global.commonLabels.team"),
+    Case("head-label-key-with-space", ray(head={"labels": {"my label": "x"}}), "raycluster.head.labels.my label"),
+    Case("node-selector-value-with-slash", ray(nodeSelector={"pool": "gpu/h800"}), "raycluster.nodeSelector.pool"),
+    Case("podmonitor-label-value-with-space", {"observability": {"podMonitor": {"additionalLabels": {"team": "a b"}}}},
+         "observability.podMonitor.additionalLabels.team"),
+    # NetworkPolicy peers: none empty, none open to every namespace without the opt-in.
+    Case("network-policy-empty-dashboard-peer", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]"),
+    Case("network-policy-empty-metrics-peer", ray(networkPolicy={"metricsFrom": [{}]}),
+         "raycluster.networkPolicy.metricsFrom[0]"),
+    Case("dashboard-peer-every-namespace",
+         ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{"namespaceSelector": {}}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"],
+         value='{"namespaceSelector":{}}'),
+    Case("dashboard-peer-every-namespace-some-pods", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [
+        {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app": "nginx"}}}]}),
+        "raycluster.networkPolicy.dashboardFrom[0]",
+         mentions=["dashboardFromAnywhere"]),
+    Case("dashboard-peer-every-address",
+         ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"]),
+    # dashboardURL: not beside the release's own cluster, a real port.
+    Case("dashboard-url-beside-own-cluster", job(dashboardURL="http://other-head-svc.ray.svc:8265"),
+         "ppo-job.dashboardURL",
+         mentions=["raycluster.enabled=false"]),
+    Case("dashboard-url-port-zero", {"raycluster": {"enabled": False}, **job(dashboardURL="http://head:0")},
+         "ppo-job.dashboardURL"),
+    Case("dashboard-url-port-past-65535", {"raycluster": {"enabled": False}, **job(dashboardURL="http://head:65536")},
+         "ppo-job.dashboardURL"),
+    # The preparation Job: what each hub client reads, no credentials in its spec, sources on the volume.
+    Case("prepare-hf-endpoint-without-scheme", job(prepare={"enabled": True, "endpoint": "hf-mirror.com"}),
+         "ppo-job.prepare.endpoint", mentions=["https://hf-mirror.com"]),
+    Case("prepare-modelscope-domain-as-url", job(prepare={"enabled": True, "source": "modelscope", "endpoint": "https://modelscope.cn",
+                                                          "dataset": {"id": "modelscope/gsm8k"}}),
+                                                          "ppo-job.prepare.endpoint",
+         mentions=["MODELSCOPE_DOMAIN"]),
+    Case("prepare-endpoint-with-credentials",
+         job(prepare={"enabled": True, "endpoint": "https://user:hunter2@hf-mirror.com"}),
+         "ppo-job.prepare.endpoint", mentions=["tokenSecret"]),
+    Case("prepare-endpoint-port-past-65535", job(prepare={"endpoint": "https://hf-mirror.com:70000"}),
+         "ppo-job.prepare.endpoint"),
+    Case("prepare-format-math-for-gsm8k",
+         job(prepare={"enabled": True, "dataset": {"format": "math", "id": "openai/gsm8k"}}),
+         "ppo-job.prepare.dataset.format", mentions=["format=gsm8k"]),
+    Case("prepare-format-gsm8k-for-math",
+         job(prepare={"enabled": True, "dataset": {"format": "gsm8k", "id": "DigitalLearningGmbH/MATH-lighteval"}}),
+         "ppo-job.prepare.dataset.format"),
+    Case("prepare-local-path-off-the-volume",
+         job(prepare={"enabled": True, "source": "local", "dataset": {"localPath": "/tmp/gsm8k"},
+                      "model": {"localPath": "/data/offline/model"}}),
+         "ppo-job.prepare.dataset.localPath", mentions=["/data"]),
+    Case("prepare-local-path-climbs-out",
+         job(prepare={"enabled": True, "source": "local", "dataset": {"localPath": "/data/offline/gsm8k"},
+                      "model": {"localPath": "/data/../etc"}}),
+         "ppo-job.prepare.model.localPath"),
+    Case("prepare-dataset-id-option", job(prepare={"dataset": {"id": "--help"}}), "ppo-job.prepare.dataset.id"),
+    Case("prepare-model-id-option", job(prepare={"model": {"id": "-rf"}}), "ppo-job.prepare.model.id"),
+    # Paths: the reward file is where it says.
+    Case("reward-path-climbs-out", job(reward={"functionPath": "/data/../etc/reward.py"}),
+         "ppo-job.reward.functionPath",
+         mentions=["/etc/reward.py"]),
+    Case("reward-path-with-dot-dot-on-the-volume", job(reward={"functionPath": "/data/rewards/../score.py"}),
+         "ppo-job.reward.functionPath"),
+    # Environment: the chart's variables stay the chart's; a plain credential is refused wherever it is.
+    Case("env-overrides-tensorboard-dir", ray(head={"env": [{"name": "TENSORBOARD_DIR", "value": "/data/tb"}]}),
+         "raycluster.head.env[0]", mentions=["global.tensorboard.enabled"]),
+    Case("env-overrides-otel-endpoint",
+         ray(env=[{"name": "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "value": "http://x:4318"}]),
+         "raycluster.env[0]", mentions=["raycluster.tracing.startupHook.otlpEndpoint"]),
+    Case("env-duplicates-nccl",
+         ray(nccl={"NCCL_DEBUG": "INFO"}, worker={"env": [{"name": "NCCL_DEBUG", "value": "WARN"}]}),
+         "raycluster.worker.env[0]", mentions=["raycluster.nccl.NCCL_DEBUG"]),
+    Case("extra-secret-env-overrides-pythonpath", ray(extraSecretEnv={"PYTHONPATH": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.PYTHONPATH", value="PYTHONPATH"),
+    Case("extra-secret-env-overrides-wandb-credentials",
+         ray(credentials={"wandb": {"secretName": "wandb"}},
+             extraSecretEnv={"WANDB_API_KEY": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.WANDB_API_KEY", value="WANDB_API_KEY"),
+    Case("literal-hf-token-value", ray(env=[{"name": "HUB", "value": "hf_abcdefghijklmnopqrstuvwxyz0123"}]),
+         "raycluster.env[0]",
+         mentions=["extraSecretEnv"]),
+    Case("literal-url-with-password",
+         ray(worker={"env": [{"name": "DATABASE_URL", "value": "postgres://app:hunter2@db:5432/x"}]}),
+         "raycluster.worker.env[0]", mentions=["extraSecretEnv"]),
+    Case("runtime-env-openai-key-value", job(runtimeEnv={"env": {"LLM_JUDGE": "sk-abcdefghijklmnopqrstuvwxyz"}}),
+         "ppo-job.runtimeEnv.env.LLM_JUDGE", value="(hidden)", mentions=["raycluster.extraSecretEnv"]),
+]
+
+
+@dataclass
+class Accepted:
+    id: str
+    values: dict
+    release: str = "verl-ppo"
+
+
+UNUSUAL_PATH = "/data/模型/Qwen=2,5 [it's] {\"x\"} #1 ~me ${oc.env:HOME} a b"
+SECRET = {"secretName": "wandb", "key": "api-key"}
+# Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
+# (test_chart.py, test_verl_config.py check where the values land).
+ACCEPTED = [
+    Accepted("gcs-fault-tolerance-rediss-ipv6", ray(gcsFaultTolerance={
+        "enabled": True, "redisAddress": "rediss://[fd00::6379]:6380", "externalStorageNamespace": "team-a.run_1"})),
+    Accepted("ray-start-value-with-shell-syntax", ray(head={"rayStartParams": {"num-cpus": "8; touch /tmp/x"}})),
+    Accepted("ray-start-value-with-quote", ray(worker={"rayStartParams": {"node-name": "it's"}})),
+    Accepted("ray-start-value-large-number", ray(head={"rayStartParams": {"object-store-memory": 100000000000}})),
+    Accepted("ray-start-switch", ray(head={"rayStartParams": {"disable-usage-stats": True}})),
+    Accepted("nccl-large-number", ray(nccl={"NCCL_BUFFSIZE": 8388608})),
+    Accepted("memory-as-plain-bytes", ray(head={"resources": {"memory": 107374182400}})),
+    Accepted("memory-exponent-string", ray(worker={"resources": {"memory": "107e9"}})),
+    Accepted("cpu-as-number-and-millis", ray(head={"resources": {"cpu": 30}, "trainsOnHead": True},
+                                             worker={"resources": {"cpu": "29500m"}})),
+    Accepted("model-path-every-hydra-character", job(model={"path": UNUSUAL_PATH})),
+    Accepted("model-path-uri", job(model={"path": "hdfs://namenode:8020/models/qwen"})),
+    Accepted("data-path-non-ascii",
+             job(data={"trainFiles": "/data/数据/train.parquet", "valFiles": "/data/数据/test.parquet"})),
+    *[Accepted(f"experiment-named-{name}", job(trainer={"experimentName": name})) for name in ("null", "true", "nan",
+                                                                                               "2024", "...")],
+    Accepted("project-hidden-name", job(trainer={"projectName": ".runs"})),
+    Accepted("checkpoint-dir-normalises-onto-the-volume", job(trainer={"checkpointDir": "/data/./ckpt//run/"})),
+    Accepted("output-dirs-on-the-volume", job(extraArgs=["trainer.rollout_data_dir=/data/rollouts",
+                                                         "trainer.validation_data_dir=null",
+                                                         "hydra.run.dir=/data/hydra"])),
+    Accepted("harmless-names-that-mention-tokens", ray(env=[{"name": "TOKENIZERS_PARALLELISM", "value": "false"}]) |
+             job(runtimeEnv={"env": {"TOKENIZERS_PARALLELISM": "false", "NCCL_DEBUG": "INFO"}})),
+    # Each credential once, from a Secret (the Hugging Face token through env: credentials.huggingface would set it
+    # too).
+    Accepted("credentials-from-secrets",
+             ray(credentials={"wandb": SECRET},
+                 extraSecretEnv={"MLFLOW_TRACKING_PASSWORD": {"secretName": "mlflow", "key": "pw"}},
+                 env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}])),
+    Accepted("wandb-logger-with-its-secret",
+             job(trainer={"logger": ["console", "wandb"]}) | ray(credentials={"wandb": SECRET})),
+    Accepted("ingress-ipv6-allowlist", ray(ingress={"enabled": True, "host": "*.example.com",
+                                                    "accessControl": {"sourceRanges": ["2001:db8::/32", "10.0.0.0/8"]}},
+                                           networkPolicy={"dashboardFromAnywhere": True})),
+    Accepted("exposed-services-with-opt-in",
+             ray(head={"serviceType": "LoadBalancer", "allowUnauthenticatedService": True}) |
+             {"global": {"tensorboard": {"enabled": True, "serviceType": "NodePort",
+                                         "allowUnauthenticatedService": True}}}),
+    Accepted("large-ids-and-timeouts", job(prepare={"enabled": True, "runAsUser": 1000680000, "runAsGroup": 1000680000},
+                                           submitter={"waitTimeoutSeconds": 1000000})),
+    Accepted("toleration-without-key", ray(tolerations=[{"operator": "Exists"}])),
+    Accepted("scrape-timeout-in-milliseconds",
+             {"observability": {"podMonitor": {"interval": "1m", "scrapeTimeout": "59500ms"}}}),
+    Accepted("release-name-that-starts-like-a-boolean", {}, release="yes-run"),
+    # Issue 28: unusual but valid.
+    Accepted("dataset-id-with-slash-and-dot",
+             job(prepare={"enabled": True, "dataset": {"id": "my-org.lab/gsm8k.v2_clean"},
+                          "model": {"id": "Qwen/Qwen2.5-0.5B-Instruct"}})),
+    Accepted("reward-path-with-space",
+             job(reward={"functionPath": "/data/my rewards/score it.py", "functionName": "score"})),
+    Accepted("grpo-with-two-responses", job(algorithm={"name": "grpo"}, rollout={"responsesPerPrompt": 2})),
+    Accepted("rayjob-ttl-zero", {"global": {"mode": "RayJob"}, **job(rayJob={"ttlSecondsAfterFinished": 0})}),
+    Accepted("rayjob-deadlines-at-int32",
+             {"global": {"mode": "RayJob"}, **job(rayJob={"activeDeadlineSeconds": 2147483647})}),
+    Accepted("modelscope-domain-and-hf-url",
+             job(prepare={"enabled": True, "source": "modelscope", "endpoint": "modelscope.cn:443",
+                          "dataset": {"id": "modelscope/gsm8k"}})),
+    Accepted("hf-mirror-url-with-path",
+             job(prepare={"enabled": True, "endpoint": "https://mirror.example.com:8443/hf"})),
+    Accepted("prepare-local-under-the-volume",
+             job(prepare={"enabled": True, "source": "local", "dataset": {"localPath": "/data/offline/gsm8k"},
+                          "model": {"localPath": "/data/offline/./model"}})),
+    Accepted("dashboard-peers-named", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}},
+        {"ipBlock": {"cidr": "10.0.0.0/16"}}],
+        "metricsFrom": [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]})),
+    Accepted("dashboard-every-namespace-with-opt-in", ray(ingress=NGINX_LOCKED, networkPolicy={
+        "dashboardFrom": [{"namespaceSelector": {}}], "dashboardFromAnywhere": True})),
+    Accepted("labels-and-queue-as-the-api-takes-them",
+             ray(queue={"volcano": "team-a_GPU.1"}, nodeSelector={"node.kubernetes.io/pool": ""},
+                 head={"labels": {"example.com/cost-center": "R-and-D.42"}}) |
+             {"global": {"commonLabels": {"team": "research"}}}),
+    Accepted("env-that-mentions-the-charts-without-replacing", ray(env=[{"name": "PYTHONPATH_EXTRA", "value": "/code"},
+                                                                       {"name": "HF_HUB_OFFLINE", "value": "1"}])),
+]
+
+
+# The "nothing breaks out" cases that the schema stops (the others, the cross-field rules).
+SCHEMA_CASES = {
+    "ray-start-key-newline", "ray-start-key-space", "ray-start-key-semicolon", "ray-start-key-upper-case",
+    "ray-start-key-leading-dashes", "ray-start-key-dollar", "ray-start-worker-key-quote", "ray-start-value-a-map",
+    "token-secret-name-newline", "token-secret-key-slash", "tos-secret-name-upper-case",
+    "tos-secret-namespace-invalid", "image-pull-secret-with-space", "existing-claim-invalid-name",
+    "storage-class-with-space", "priority-class-newline", "basic-auth-secret-invalid", "dashboard-label-with-space",
+    "dashboard-folder-annotation-colon", "extra-secret-env-name-dash", "extra-secret-env-without-key",
+    "wandb-secret-invalid-name", "runtime-env-name-with-space", "model-path-relative", "model-path-home-tilde",
+    "model-path-backslash", "model-path-newline", "critic-model-relative", "train-files-relative", "val-files-tab",
+    "checkpoint-dir-backslash", "experiment-named-dot-dot", "experiment-named-dot", "experiment-with-slash",
+    "project-named-dot-dot", "source-range-prefix-33", "source-range-octet-256", "source-range-host-name",
+    "source-range-ipv6-prefix-129", "source-range-three-octets", "ingress-host-with-scheme", "ingress-host-with-port",
+    "ingress-host-with-path", "ingress-host-upper-case", "ingress-path-with-space", "cpu-negative", "cpu-zero-string",
+    "cpu-zero-number", "cpu-zero-millis", "cpu-negative-string", "memory-negative", "memory-with-space",
+    "image-tag-with-space", "image-tag-with-newline", "image-repository-with-space", "submitter-image-tag-with-space",
+    "toleration-operator-exist", "toleration-effect-unknown", "toleration-unknown-field",
+    "scrape-interval-with-space", "submitter-cpu-not-a-quantity", "submitter-resources-misspelled",
+    "prepare-memory-not-a-quantity", "tensorboard-cpu-zero", "storage-size-with-space", "prepare-endpoint-with-space",
+    "mount-path-with-newline", "mount-path-with-space", "rdma-count-zero", "gcs-redis-address-with-credentials",
+    "gcs-redis-address-without-port", "gcs-redis-password-secret-upper-case",
+    "rayjob-ttl-past-int32", "rayjob-deadline-past-int32", "submitter-backoff-past-int32", "prepare-backoff-past-int32",
+    "autoscaling-max-past-int32", "volcano-queue-with-space", "volcano-queue-too-long", "common-label-value-with-colon",
+    "head-label-key-with-space", "node-selector-value-with-slash", "podmonitor-label-value-with-space",
+    "network-policy-empty-dashboard-peer", "network-policy-empty-metrics-peer", "dashboard-url-port-zero",
+    "dashboard-url-port-past-65535", "prepare-endpoint-with-credentials", "prepare-endpoint-port-past-65535",
+    "prepare-dataset-id-option", "prepare-model-id-option",
+}
+CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
+
+
+def token(text: str) -> str:
+    """`text` as a whole token: not part of a longer path, key or word."""
+    return rf"(?<![\w./\[-]){re.escape(text)}(?![\w\[/-])"
+
+
+# An element of a list field, as the messages name it (field[0]).
+INDEX = r"(?:\[\d+\])?"
+# The README pointer generator check once gave schema errors: not a fix of its own.
+README_POINTER = "see the parameter's description"
+
+
+def field_named(case: Case) -> str:
+    """The field as a whole token followed by `=`: with its value and `: ` where the case knows the value
+    (the rulebook's `  - field=value: ` and generator check's `field=value: `)."""
+    field, value = case.field, case.printed_value()
+    start = r"(?<![\w./\[-])"
+    if value is not None:
+        return start + re.escape(f"{field}={value}") + ": "
+    return start + re.escape(field) + INDEX + "="
+
+
+def named(output: str, case: Case) -> bool:
+    """The field (a dotted path) as a whole token, with its value where the message prints one, and each
+    mention as a word."""
+    found = re.search(field_named(case), output)
+    return bool(found) and all(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", output) for word in case.mentions)
+
+
+def fixed(output: str, case: Case) -> bool:
+    """The line naming the field says how to fix it: `Fix: ` and a sentence of its own."""
+    lines = [line for line in output.splitlines() if re.search(field_named(case), line)]
+    fixes = [match.group(1).strip() for line in lines for match in [re.search(r"\. Fix: (.*)$", line)] if match]
+    return any(len(fix) > 10 and README_POINTER not in fix for fix in fixes)
+
+
+# How Helm starts its refusal of values outside a chart's values.schema.json (before any template renders).
+SCHEMA_REFUSAL = "values don't meet the specifications of the schema(s)"
+
+
+def stopped_by(output: str, case: Case) -> bool:
+    """Helm stopped it where the case says: the cross-field rules list it, or the values schema refused it."""
+    if case.layer == "rule":
+        return "value(s) to fix" in output and re.search(rf"^  - {token(case.field)}=", output, re.M) is not None
+    return SCHEMA_REFUSAL in output and "value(s) to fix" not in output
+
+
+def field_parts(field: str) -> list[str | int]:
+    """The keys and list indexes of a dotted field (its last key may be JSON-quoted, as the messages print one)."""
+    quoted = re.search(r'\.(".*")$', field)
+    head = field[: quoted.start()] if quoted else field
+    parts: list[str | int] = []
+    for part in head.split("."):
+        name, *indexes = re.split(r"\[(\d+)\]", part)
+        parts += [name, *(int(index) for index in indexes if index)]
+    return parts + ([json.loads(quoted.group(1))] if quoted else [])
+
+
+def pointer(parts: list[str | int]) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def helm_quoted(key: str) -> str:
+    """A key as Helm's schema library quotes it in a message: 'it\\'s', 'a\\nb'."""
+    return "'" + json.dumps(key, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'") + "'"
+
+
+def helm_names_path(output: str, field: str) -> bool:
+    """Helm's schema refusal names the field's path: its JSON pointer, or its map's with the key (an unknown
+    key, a missing one)."""
+    parts = field_parts(field)
+    if re.search(rf"at '{re.escape(pointer(parts))}(/\d+)?'", output):  # a list, or an item of it
+        return True
+    parent, key = pointer(parts[:-1]), helm_quoted(str(parts[-1]))
+    extra_or_missing = rf"(additional propert(y|ies) .*{re.escape(key)}|missing propert(y|ies) .*{re.escape(key)})"
+    return re.search(rf"at '{re.escape(parent)}': {extra_or_missing}", output) is not None
+
+
+def values_file(tmp_path: Path, case: Case) -> Path:
+    path = tmp_path / f"{case.id}.yaml"
+    path.write_text(yaml.safe_dump(case.values))
+    return path
+
+
+def test_at_least_120_distinct_bad_inputs():
+    assert len({case.id for case in CASES}) == len(CASES) >= 120
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_helm_template_rejects_and_names_the_field(helm, tmp_path, case):
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
+    assert result.returncode != 0, f"{case.id} rendered:\n{result.stdout[:500]}"
+    assert stopped_by(result.output, case), f"{case.id} not stopped by the {case.layer}: {result.output}"
+    if case.layer == "schema":
+        assert helm_names_path(result.output, case.field), result.output
+    else:
+        assert named(result.output, case), result.output
+        assert fixed(result.stderr, case), f"{case.id}: no fix sentence on the field's line: {result.stderr}"
+
+
+# Rules the schema guards too (defence for a schema that drifts): reached past the schema (Helm's
+# --skip-schema-validation), each must still name the field and the value.
+BEHIND_THE_SCHEMA = [
+    Case("relative-checkpoint-dir-past-the-schema", job(trainer={"checkpointDir": "checkpoints/run"}),
+         "ppo-job.trainer.checkpointDir"),
+    Case("unknown-verl-version-past-the-schema", job(verlVersion="0.5.0"), "ppo-job.verlVersion"),
+    Case("fullname-not-dns-past-the-schema", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride",
+         mentions=["DNS-1035"]),
+    Case("fullname-too-long-past-the-schema", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride",
+         mentions=["46 characters"]),
+    Case("empty-dashboard-peer-past-the-schema", ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{}]}),
+         "raycluster.networkPolicy.dashboardFrom[0]", value="{}"),
+    Case("empty-metrics-peer-past-the-schema", ray(networkPolicy={"metricsFrom": [{}]}),
+         "raycluster.networkPolicy.metricsFrom[0]", value="{}"),
+]
+
+
+@pytest.mark.parametrize("case", BEHIND_THE_SCHEMA, ids=[case.id for case in BEHIND_THE_SCHEMA])
+def test_rules_behind_the_schema_still_fire(helm, tmp_path, case):
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), "--skip-schema-validation")
+    assert result.returncode != 0 and stopped_by(result.output, case), result.output
+    assert named(result.output, case), result.output
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_generator_check_rejects_and_names_the_field(tmp_path, capsys, case):
+    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release])
+    output = capsys.readouterr().out
+    assert code == 1, output
+    assert named(output, case), output
+    assert fixed(output, case), f"{case.id}: no fix sentence on the field's line: {output}"
+
+
+def test_at_least_25_valid_but_unusual_inputs():
+    assert len({case.id for case in ACCEPTED}) == len(ACCEPTED) >= 25
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[case.id for case in ACCEPTED])
+def test_helm_accepts_valid_but_unusual_input(helm, tmp_path, case):
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
+    assert result.returncode == 0, result.output
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[case.id for case in ACCEPTED])
+def test_generator_check_accepts_valid_but_unusual_input(tmp_path, capsys, case):
+    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release])
+    assert code == 0, capsys.readouterr().out
+
+
+def test_podmonitor_forced_without_the_operator_fails(helm):
+    result = helm_cli.template(helm, "--set", "observability.podMonitor.enabled=true", monitoring=False)
+    assert result.returncode != 0 and "observability.podMonitor.enabled" in result.output
+
+
+def test_set_flags_are_checked_like_files(helm, capsys):
+    assert helm_cli.template(helm, "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=7").returncode != 0
+    assert generator_main(["check", "values/seed-2gpu.yaml", "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=7"]) == 1
+    assert "ppo-job.actor.ppoMicroBatchSizePerGpu=7: must divide 16" in capsys.readouterr().out
+
+
+# Five rules broken at once (the default seed shape: 4 GPUs, 37.5 CPU nodes).
+MANY_BROKEN = {
+    "ppo-job": {"data": {"trainBatchSize": 250}, "extraArgs": ["trainer.nnodes=3"]},
+    "raycluster": {"head": {"serviceType": "LoadBalancer"}, "worker": {"resources": {"cpu": "64"}}},
+    "storage": {"type": "nas"},
+}
+MANY_BROKEN_FIELDS = ["ppo-job.data.trainBatchSize", "ppo-job.extraArgs[0]", "raycluster.head.serviceType",
+                      "raycluster.worker.resources.cpu", "storage.nas.server"]
+
+
+def test_every_broken_rule_is_listed_in_one_failure(helm, tmp_path, capsys):
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(MANY_BROKEN))
+    result = helm_cli.template(helm, "-f", str(path))
+    assert result.returncode != 0
+    assert "5 value(s) to fix" in result.stderr, result.stderr
+    assert all(f"  - {field}=" in result.stderr for field in MANY_BROKEN_FIELDS), result.stderr
+    assert generator_main(["check", str(path)]) == 1
+    reported = [line.split(": ", 1)[1].split("=", 1)[0] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(reported) == sorted(MANY_BROKEN_FIELDS)
+
+
+# `--set` forms Helm parses its own way: generator check hands them to Helm, so both agree.
+SET_FORMS = [  # (arguments, the fields named, the layer that stops them)
+    (["--set", "ppo-job.data.trainBatchSize=250,ppo-job.actor.ppoMiniBatchSize=512"],
+     ["ppo-job.data.trainBatchSize", "ppo-job.actor.ppoMiniBatchSize"], "rule"),
+    (["--set", "ppo-job.extraArgs[0]=trainer.nnodes=3"], ["ppo-job.extraArgs[0]"], "rule"),
+    (["--set", "observability.podMonitor.additionalLabels.volcengine\\.vmp=on"], [], None),
+    (["--set-string", "raycluster.head.rayStartParams.num-cpus=4"], [], None),
+    (["--set-json", 'ppo-job.trainer.logger=["console","tensorbord"]'], ["ppo-job.trainer.logger"], "schema"),
+]
+
+
+@pytest.mark.parametrize("args,fields,layer", SET_FORMS,
+                         ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json"])
+def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields, layer):
+    result = helm_cli.template(helm, *args)
+    code = generator_main(["check", *args])
+    output = capsys.readouterr().out
+    assert (result.returncode == 0) == (code == 0) == (not fields), (result.output, output)
+    for path in fields:
+        case = Case(path, {}, path, layer=layer)
+        helm_named = helm_names_path(result.output, path) if layer == "schema" else named(result.output, case)
+        assert stopped_by(result.output, case) and helm_named and named(output, case), (result.output, output)
+
+
+def test_check_types_a_values_file_as_helm_does(helm, tmp_path, capsys):
+    """`1e3` is a number to Helm (1000 passes every rule); PyYAML would have called it a string."""
+    path = tmp_path / "exponent.yaml"
+    path.write_text("ppo-job:\n  data:\n    trainBatchSize: 1e3\n")
+    assert helm_cli.template(helm, "-f", str(path)).returncode == 0
+    assert generator_main(["check", str(path)]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, named_in_error", [
+    (["{file}"], "cannot unmarshal array"),  # a values file that is a list, not a map
+    (["--set", "ppo-job.extraArgs[x]=1"], 'parsing "x"'),  # --set syntax Helm refuses
+], ids=["list-file", "set-index"])
+def test_values_helm_cannot_read_are_named_before_any_rule(helm, tmp_path, capsys, args, named_in_error):
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n- b\n")
+    args = [str(listed) if arg == "{file}" else arg for arg in args]
+    helm_args = ["-f", *args] if args[0] == str(listed) else args
+    assert helm_cli.template(helm, *helm_args).returncode != 0
+    assert generator_main(["check", *args]) == 1
+    output = capsys.readouterr().out
+    assert re.search(r": \(values\)=: .*" + re.escape(named_in_error), output), output
+    assert "fix the values file or the --set syntax Helm names" in output
+
+
+# Values exactly at each rule's limit (the default seed shape: 4 GPUs, 37.5 CPU / 125Gi nodes): valid,
+# so a rule that fires one step early fails here.
+AT_THE_LIMIT = {
+    "one-sample-per-gpu": ["--set", "ppo-job.actor.ppoMiniBatchSize=4",
+                           "--set", "ppo-job.actor.ppoMicroBatchSizePerGpu=1",
+                           "--set", "ppo-job.critic.ppoMicroBatchSizePerGpu=1"],
+    "mini-batch-equals-batch": ["--set", "ppo-job.actor.ppoMiniBatchSize=256",
+                                "--set", "ppo-job.data.trainBatchSize=256"],
+    "fullname-of-45": ["--set", "global.fullnameOverride=" + "a" * 45],
+    "tensor-parallel-of-a-whole-node": ["--set", "ppo-job.rollout.tensorModelParallelSize=2"],
+    "autoscaling-exactly-the-workers": ["--set", "raycluster.worker.autoscaling.enabled=true",
+                                        "--set", "raycluster.worker.autoscaling.minReplicas=1",
+                                        "--set", "raycluster.worker.autoscaling.maxReplicas=1"],
+    "cpu-only-head-with-one-worker": ["--set", "raycluster.head.trainsOnHead=false", "--set", "global.gpu.nodes=1"],
+    "pods-of-the-whole-allocatable": ["--set", "raycluster.worker.resources.cpu=37500m",
+                                      "--set", "raycluster.head.resources.memory=125Gi"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(AT_THE_LIMIT))
+def test_values_at_a_rules_limit_pass(helm, capsys, case):
+    result = helm_cli.template(helm, *AT_THE_LIMIT[case])
+    assert result.returncode == 0, result.output
+    assert generator_main(["check", *AT_THE_LIMIT[case]]) == 0, capsys.readouterr().out
+
+
+# Constraints of every kind broken at once: generator check names each field with its fix, and Helm's schema
+# refusal names the path of each of them.
+EVERY_KIND_BROKEN = {
+    "global": {"gpu": {"perNode": 17, "nodes": "two"}, "imagePullSecrets": ["ok", "Not OK"],
+               "fullnameOverride": "x" * 50},
+    "ppo-job": {"data": {"maxPromptLength": 8}, "actor": {"lr": 0, "ppoMiniBatchSize": 1.5},
+                "trainer": {"logger": [], "projectName": "..", "checkpointDir": "relative"},
+                "rollout": {"gpuMemoryUtilization": 0.99, "tensorModelParallelSize": 3},
+                "model": {"path": "/data/x\ny"},
+                "extraArgs": ["ab"], "runtimeEnv": {"env": {"BAD KEY": "1", "OK": {"a": 1}}}, "verlVersion": 0.4,
+                "rayJob": {"activeDeadlineSeconds": 0}, "algorithm": {"klCoef": -1e-06}, "critic": {"lr": -1e-05}},
+    "raycluster": {"head": {"resources": {"cpu": "0m", "memory": "1 Gi"}, "rayStartParams": {"Bad\tKey": 1},
+                            "unknownKey": True},
+                   "extraSecretEnv": {"A": {"secretName": "s"}}, "tolerations": [{"operator": "Exist", "effect": 5}],
+                   "ingress": {"host": "X" * 80}},
+    "observability": {"dashboards": {"include": ["default", "default"]}, "podMonitor": {"enabled": "maybe"}},
+}
+
+
+def test_helm_names_the_path_of_every_field_generator_check_names(helm, tmp_path, capsys):
+    path = tmp_path / "every-kind.yaml"
+    path.write_text(yaml.safe_dump(EVERY_KIND_BROKEN))
+    result = helm_cli.template(helm, "-f", str(path))
+    assert result.returncode != 0 and SCHEMA_REFUSAL in result.stderr, result.output
+    assert generator_main(["check", str(path)]) == 1
+    findings = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines()]
+    assert len(findings) >= 25 and all(". Fix: " in finding for finding in findings), findings
+    fields = [finding.split("=", 1)[0] for finding in findings]
+    assert [field for field in fields if not helm_names_path(result.stderr, field)] == [], result.stderr
+
+
+def test_check_findings_name_the_field_with_its_fix_and_shorten_long_values():
+    """A schema finding names the field (top-level keys too) and its fix, and prints a value of more than
+    60 characters cut to 57 and `...`."""
+    from generator import paths
+    from generator.check import check
+    from generator.helm import HelmInputs
+
+    def findings(**inputs):
+        return [str(finding) for finding in check(paths.CHART, HelmInputs(**inputs)).findings]
+
+    assert findings(set_jsons=("ppo-job.data.trainBatchSize=[1,2]",)) == [
+        "ppo-job.data.trainBatchSize=[1,2]: is a list, not a whole number. Fix: write a whole number"]
+    (sixty,) = findings(set_strings=("global.fullnameOverride=" + "a" * 60,))
+    assert sixty.startswith(f"global.fullnameOverride={'a' * 60}: is longer than 45 characters. Fix: ")
+    (sixty_one,) = findings(set_strings=("global.fullnameOverride=" + "a" * 61,))
+    assert sixty_one.startswith(f"global.fullnameOverride={'a' * 57}...: ")
+    (top,) = findings(sets=("foo=1",))
+    assert top.startswith("foo=1: is not a setting here. Fix: ") and "ppo-job" in top
+    # A component's suggestions are its settings, not the sections Helm hands it (global, the library's).
+    (component,) = findings(sets=("raycluster.foo=1",))
+    suggested = component.split("correct its spelling to one of ", 1)[1].split(", ")
+    assert "head" in suggested and "global" not in suggested and "verl-ppo-lib" not in suggested, component
+
+
+def test_check_findings_of_a_helm_error_that_is_no_rule_keep_helms_text():
+    from generator.check import Finding, rule_findings
+
+    assert rule_findings("Error: template: x.yaml:3: nil pointer\n") == [
+        Finding("(helm template)", "", "Error: template: x.yaml:3: nil pointer", "see Helm's message")]
+    assert rule_findings("Error: 1 value(s) to fix\n  - a.b=3: is odd. Fix: --set a.b=4\n") == [
+        Finding("a.b", "3", "is odd", "--set a.b=4")]
+
+
+def test_check_findings_leave_extra_args_of_a_disabled_job_alone(capsys):
+    code = generator_main(["check", "--set", "ppo-job.enabled=false",
+                           "--set", "ppo-job.extraArgs[0]=trainer.val_before_trian=False"])
+    assert code == 0, capsys.readouterr().out
+    assert capsys.readouterr().err == "", "a disabled job's extraArgs are not looked at, not even to say why not"
+
+
+VKE_TOS = ("--set", "storage.tos.bucket=b", "--set", "storage.tos.secretName=tos-credentials")
+VKE_INGRESS_FIELDS = ["raycluster.ingress.enabled", "raycluster.networkPolicy.dashboardFrom"]
+
+
+def test_the_vke_ingress_hears_of_every_missing_piece_at_once(helm, capsys):
+    """A new user turning the dashboard Ingress on on VKE: the access control (to enforce on the ALB) and the
+    NetworkPolicy's dashboard peers, in one refusal, from Helm and from generator check alike."""
+    args = ("-f", "values/platforms/vke.yaml", *VKE_TOS, "--set", "raycluster.ingress.enabled=true")
+    result = helm_cli.template(helm, *args)
+    assert result.returncode != 0
+    assert "2 value(s) to fix" in result.stderr, result.stderr
+    assert all(f"  - {field}=" in result.stderr for field in VKE_INGRESS_FIELDS), result.stderr
+    assert "ALB" in result.stderr and "enforcedExternally=true" in result.stderr and "ipBlock" in result.stderr
+    assert generator_main(["check", "--together", "values/platforms/vke.yaml", *VKE_TOS,
+                           "--set", "raycluster.ingress.enabled=true"]) == 1
+    reported = [line.split(": ", 1)[1].split("=", 1)[0] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(reported) == VKE_INGRESS_FIELDS
+
+
+def readme_vke_example() -> str:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    return re.search(r"```yaml\n(# dashboard-vke\.yaml.*?)```", readme, re.S).group(1)
+
+
+def test_the_readmes_vke_ingress_example_passes(helm, tmp_path, capsys):
+    path = tmp_path / "dashboard-vke.yaml"
+    path.write_text(readme_vke_example())
+    args = ("-f", "values/platforms/vke.yaml", *VKE_TOS, "-f", str(path))
+    result = helm_cli.template(helm, *args)
+    assert result.returncode == 0, result.output
+    policy = next(d for d in result.documents() if d["kind"] == "NetworkPolicy")
+    assert {"ipBlock": {"cidr": "192.168.16.0/24"}} in policy["spec"]["ingress"][-1]["from"]
+    assert generator_main(["check", "--together", "values/platforms/vke.yaml", str(path), *VKE_TOS]) == 0, \
+        capsys.readouterr().out
