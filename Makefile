@@ -13,7 +13,7 @@ SHAPE ?= seed-2gpu
 # What `make demo` needs of setup (lab/scripts/setup.sh's step ids): the venv, the Helm of `generator check` and
 # the install, the CRDs, the local cluster; the real node's parts only where it runs one here (the seed's shape,
 # root, a writable memory cgroup: lab/localcluster/machine.py). Kueue, the Prometheus operator, Prometheus,
-# redis, checkov, Helm 3, veRL's config, the OCI registry and ct are the tests' alone.
+# redis, checkov, Helm 3, helm-unittest, veRL's config, vLLM's metrics, the OCI registry and ct are the tests' alone.
 DEMO_STEPS = venv helm4 schemas cluster-files etcd kubernetes kwok kuberay-operator
 DEMO_REAL_NODE_STEPS = realnode-debs coredns kube-router crictl images
 
