@@ -31,11 +31,12 @@ class VerlVersion:
     hf_samples_n: bool
     rollout_metrics: tuple[str, ...]
     image: str = ""
+    images: tuple[str, ...] = ()  # repository:tag of the images known to carry it (the rulebook's verlVersion check)
     other: tuple[tuple[str, Any], ...] = ()
 
 
 _KNOWN = ("version", "criticFsdpKey", "rewardRolloutName", "klInRewardKey", "rolloutMode", "customRewardKey",
-          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image")
+          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image", "images")
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +45,7 @@ def verl_versions() -> tuple[VerlVersion, ...]:
     return tuple(
         VerlVersion(str(entry["version"]), entry["criticFsdpKey"], entry["rewardRolloutName"], entry["klInRewardKey"],
                     entry["rolloutMode"], entry["customRewardKey"], tuple(entry["rolloutNames"]), entry["hfSamplesN"],
-                    tuple(entry["rolloutMetrics"]), entry.get("image", ""),
+                    tuple(entry["rolloutMetrics"]), entry.get("image", ""), tuple(entry.get("images") or ()),
                     tuple((key, value) for key, value in entry.items() if key not in _KNOWN))
         for entry in yaml.safe_load(TABLE.read_text()))
 

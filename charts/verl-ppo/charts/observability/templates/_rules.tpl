@@ -3,6 +3,8 @@
 {{- include "observability.rules.podMonitorApi" . -}}
 {{- include "observability.rules.scrapeTimeout" . -}}
 {{- include "observability.rules.tensorboardService" . -}}
+{{- include "observability.rules.podMonitorNamespace" . -}}
+{{- include "observability.rules.rolloutDashboardEmpty" . -}}
 {{- end -}}
 
 {{/* podMonitor.enabled=true (not auto) needs the cluster to serve the PodMonitor API. */}}
@@ -49,4 +51,28 @@
 {{- $total = addf $total (mulf (trimSuffix $unit . | float64) (get $perUnit $unit)) -}}
 {{- end -}}
 {{- $total -}}
+{{- end -}}
+
+{{/* This release's Ray pods run in its namespace: PodMonitors looking elsewhere find none of them. (With
+     rayClusterName, another release's cluster, any namespace may be right.) */}}
+{{- define "observability.rules.podMonitorNamespace" -}}
+{{- $selector := .Values.podMonitor.namespaceSelector | default dict -}}
+{{- $namespace := .Release.Namespace -}}
+{{- if and (not .Values.rayClusterName) (not $selector.any) $selector.matchNames (not (has $namespace $selector.matchNames)) -}}
+{{- $problem := printf "does not name the release's namespace %s, where its Ray pods run: the PodMonitors would scrape none of them" $namespace -}}
+{{- $fix := printf "--set observability.podMonitor.namespaceSelector=null (the release's namespace), or add %s to matchNames" $namespace -}}
+{{- $field := "observability.podMonitor.namespaceSelector.matchNames" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" (join "," $selector.matchNames) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The rollout dashboard reads the rollout servers' metrics only: without global.rolloutMetrics it ships empty. */}}
+{{- define "observability.rules.rolloutDashboardEmpty" -}}
+{{- $dashboards := .Values.dashboards -}}
+{{- if and $dashboards.enabled (has "rollout" $dashboards.include) (not (include "verl-ppo.rolloutMetricsEnabled" .)) -}}
+{{- $problem := "lists the rollout dashboard, whose panels read the rollout servers' metrics, which global.rolloutMetrics.enabled=false leaves off" -}}
+{{- $fix := "--set global.rolloutMetrics.enabled=true (veRL 0.9.1 or later), or drop rollout from observability.dashboards.include" -}}
+{{- $field := "observability.dashboards.include" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" (join "," $dashboards.include) "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}

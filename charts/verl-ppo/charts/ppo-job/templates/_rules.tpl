@@ -12,6 +12,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.tensorParallel" . -}}
 {{- include "ppo-job.rules.outputsOnVolume" . -}}
 {{- include "ppo-job.rules.verlVersion" . -}}
+{{- include "ppo-job.rules.verlVersionImage" . -}}
 {{- include "ppo-job.rules.runtimeEnvCredential" . -}}
 {{- include "ppo-job.rules.algorithmInVersion" . -}}
 {{- include "ppo-job.rules.responsesPerPrompt" . -}}
@@ -176,11 +177,38 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The Ray pods' image (global.image) runs the command: a version the table (files/verl-versions.yaml, images) pairs with
+     another image would render keys that image's veRL refuses minutes into the run. An image the table does not list
+     is the user's to pair. */}}
+{{- define "ppo-job.rules.verlVersionImage" -}}
+{{- $image := printf "%s:%s" .Values.global.image.repository (toString .Values.global.image.tag) -}}
+{{- $version := toString .Values.verlVersion -}}
+{{- $carries := list -}}
+{{- $pairs := list -}}
+{{- range (.Files.Get "files/verl-versions.yaml" | fromYamlArray) -}}
+{{- if has $image (.images | default list) }}{{ $carries = append $carries (toString .version) }}{{ end -}}
+{{- if eq (toString .version) $version }}{{ $pairs = .images | default list }}{{ end -}}
+{{- end -}}
+{{- if and $carries (not (has $version $carries)) -}}
+{{- $problem := printf "cannot run on global.image %s, which carries veRL %s: that veRL refuses this version's keys" $image (join ", " $carries) -}}
+{{- $fix := printf "--set ppo-job.verlVersion=%s, or an image of veRL %s" (last $carries) $version -}}
+{{- with $pairs -}}
+{{- $repository := regexReplaceAll ":[^:/]*$" (first .) "" -}}
+{{- $fix = printf "%s: --set global.image.repository=%s --set global.image.tag=%s" $fix $repository (trimPrefix (printf "%s:" $repository) (first .)) -}}
+{{- else -}}
+{{- $fix = printf "%s (global.image.repository and .tag)" $fix -}}
+{{- end -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" $version "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The runtime env is plain text in a ConfigMap and in the Ray Jobs API: no credentials in it. */}}
 {{- define "ppo-job.rules.runtimeEnvCredential" -}}
 {{- range $name, $value := .Values.runtimeEnv.env -}}
-{{- if or (include "verl-ppo.looksLikeCredential" $name) (include "verl-ppo.looksLikeCredentialValue" $value) -}}
-{{- $problem := "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" -}}
+{{- $shape := include "verl-ppo.looksLikeCredentialValue" (dict "state" $.state "text" $value) -}}
+{{- if or (include "verl-ppo.looksLikeCredential" (dict "state" $.state "text" $name)) $shape -}}
+{{- $what := ternary (printf "holds %s" $shape) "looks like a credential" (not (empty $shape)) -}}
+{{- $problem := printf "%s: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" $what -}}
 {{- $fix := cat "kubectl create secret generic <name> --from-literal=value=...;"
   (printf "then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value" $name $name)
   "(W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" -}}

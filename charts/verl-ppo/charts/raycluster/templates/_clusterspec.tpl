@@ -72,10 +72,11 @@ gcsFaultToleranceOptions:
 {{- end }}
 {{- end -}}
 
-{{/* "true" when Kueue admits the autoscaling RayCluster elastically (raycluster.queue.elastic), else "". */}}
+{{/* "true" when Kueue admits the autoscaling cluster elastically (raycluster.queue.elastic), else "": the RayCluster,
+     or in RayJob mode the RayJob (Kueue's RayJob webhook admits its autoscaling with workload slices). */}}
 {{- define "raycluster.elasticQueue" -}}
 {{- $q := .Values.queue -}}
-{{- if and $q.elastic $q.kueue .Values.worker.autoscaling.enabled (not (include "verl-ppo.rayJobMode" .)) -}}true{{- end -}}
+{{- if and $q.elastic $q.kueue .Values.worker.autoscaling.enabled -}}true{{- end -}}
 {{- end -}}
 
 {{/* Queue labels of the object Kueue or Volcano schedules (the RayCluster, or the RayJob in RayJob mode). */}}

@@ -38,8 +38,9 @@ spec:
   affinity:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- if include "raycluster.elasticQueue" $ctx }}
-  # Kueue's gate of an elastic cluster (its webhook adds it only at creation): rendered, so an upgrade keeps it.
+  {{- if and (include "raycluster.elasticQueue" $ctx) (not (include "verl-ppo.rayJobMode" $ctx)) }}
+  # Kueue's gate of an elastic RayCluster (its webhook adds it only at creation): rendered, so an upgrade keeps it. A
+  # RayJob's cluster has none: Kueue admits the RayJob.
   schedulingGates:
     - name: kueue.x-k8s.io/elastic-job
   {{- end }}

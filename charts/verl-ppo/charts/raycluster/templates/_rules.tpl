@@ -21,6 +21,9 @@
 {{- include "raycluster.rules.rayAuthBasicAuth" . -}}
 {{- include "raycluster.rules.queueUpgrade" . -}}
 {{- include "raycluster.rules.ncclName" . -}}
+{{- include "raycluster.rules.gpusPerNode" . -}}
+{{- include "raycluster.rules.rolloutSidecarQos" . -}}
+{{- include "raycluster.rules.operatorInRayClusterMode" . -}}
 {{- end -}}
 
 {{/* The autoscaler's range contains the workers training needs. */}}
@@ -285,6 +288,7 @@
      PYTHONPATH with the image's code and the tracing hook, observability, NCCL, credentials) kept as the chart sets it. */}}
 {{- define "raycluster.rules.env" -}}
 {{- $owned := include "raycluster.ownedEnv" . | fromJson -}}
+{{- include "raycluster.rules.envTwice" . -}}
 {{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
 {{- range $index, $item := $items -}}
 {{- $field := printf "raycluster.%s[%d]" $list $index -}}
@@ -302,12 +306,42 @@
 {{- end -}}
 {{- end -}}
 
+{{/* A container gets each variable once: raycluster.env, then its role's env, then extraSecretEnv; a name given twice
+     leaves one of the two values to the order KubeRay and the kubelet read them in. */}}
+{{- define "raycluster.rules.envTwice" -}}
+{{- range $role := list "head" "worker" -}}
+{{- $seen := dict -}}
+{{- $lists := list (dict "list" "env" "items" ($.Values.env | default list)) (dict "list" (printf "%s.env" $role) "items" ((get $.Values $role).env | default list)) -}}
+{{- range $lists -}}
+{{- $list := .list -}}
+{{- range $index, $item := .items -}}
+{{- $field := printf "raycluster.%s[%d]" $list $index -}}
+{{- if and (hasKey $seen $item.name) (or (ne $list "env") (eq $role "head")) -}}
+{{- $problem := printf "sets %s a second time (first at %s): the container would get one of the two values" $item.name (get $seen $item.name) -}}
+{{- $fix := printf "keep one entry of %s: remove this one or the one at %s" $item.name (get $seen $item.name) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $item.name "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- $_ := set $seen $item.name $field -}}
+{{- end -}}
+{{- end -}}
+{{- range $name, $_ := $.Values.extraSecretEnv -}}
+{{- if and (hasKey $seen $name) (eq $role "head") -}}
+{{- $problem := printf "sets %s, which %s sets too: the container would get one of the two values" $name (get $seen $name) -}}
+{{- $fix := printf "keep one: remove %s, or this extraSecretEnv entry" (get $seen $name) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.extraSecretEnv.%s" $name) "value" $name "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* A literal value would be stored in plain text in the RayCluster: no credentials. (dict "state" "field" "item"). */}}
 {{- define "raycluster.rules.envCredential" -}}
 {{- $item := .item -}}
-{{- $looksLike := or (include "verl-ppo.looksLikeCredential" $item.name) (include "verl-ppo.looksLikeCredentialValue" $item.value) -}}
+{{- $shape := include "verl-ppo.looksLikeCredentialValue" (dict "state" .state "text" $item.value) -}}
+{{- $looksLike := or (include "verl-ppo.looksLikeCredential" (dict "state" .state "text" $item.name)) $shape -}}
 {{- if and (hasKey $item "value") $looksLike -}}
-{{- $problem := "is a credential as a literal value: it would be stored in plain text in the RayCluster" -}}
+{{- $what := ternary (printf "holds %s" $shape) "is a credential" (not (empty $shape)) -}}
+{{- $problem := printf "%s as a literal value: it would be stored in plain text in the RayCluster" $what -}}
 {{- $fix := cat "use extraSecretEnv: kubectl create secret generic <name> --from-literal=value=...;"
   (printf "then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value" $item.name $item.name)
   "(or raycluster.credentials.wandb / .huggingface)" -}}
@@ -337,10 +371,9 @@
 {{/* Kueue's elastic admission is for a queued, autoscaling RayCluster. */}}
 {{- define "raycluster.rules.elasticNeeds" -}}
 {{- if and .Values.queue.elastic (not (include "raycluster.elasticQueue" .)) -}}
-{{- $problem := cat "is Kueue's elastic admission of an autoscaling RayCluster:"
-  "it needs raycluster.queue.kueue and raycluster.worker.autoscaling.enabled, in RayCluster mode" -}}
-{{- $fix := cat "--set raycluster.queue.kueue=<LocalQueue> --set raycluster.worker.autoscaling.enabled=true (global.mode=RayCluster),"
-  "or --set raycluster.queue.elastic=false" -}}
+{{- $problem := cat "is Kueue's elastic admission of an autoscaling cluster:"
+  "it needs raycluster.queue.kueue and raycluster.worker.autoscaling.enabled" -}}
+{{- $fix := "--set raycluster.queue.kueue=<LocalQueue> --set raycluster.worker.autoscaling.enabled=true, or --set raycluster.queue.elastic=false" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.queue.elastic" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
@@ -349,7 +382,7 @@
 {{- define "raycluster.rules.autoscalingQueued" -}}
 {{- if and .Values.queue.kueue .Values.worker.autoscaling.enabled (not (include "raycluster.elasticQueue" .)) -}}
 {{- $problem := "is refused by Kueue for a queued cluster unless it is admitted elastically: it admits a fixed size" -}}
-{{- $fix := cat "--set raycluster.queue.elastic=true (Kueue 0.18 or later, RayCluster mode),"
+{{- $fix := cat "--set raycluster.queue.elastic=true (Kueue's elastic workloads: 0.18 or later, a RayJob 0.19),"
   "or --set raycluster.worker.autoscaling.enabled=false, or --set raycluster.queue.kueue=''" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.worker.autoscaling.enabled" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -430,7 +463,7 @@
 {{- define "raycluster.rules.rayAuthVersion" -}}
 {{- with include "verl-ppo.rayAuthSecret" . -}}
 {{- $version := $.Values.rayVersion | default "" -}}
-{{- $release := regexFind "^[0-9]+\\.[0-9]+\\.[0-9]+" $version -}}
+{{- $release := include "raycluster.rayRelease" $version -}}
 {{- if not (and $release (semverCompare ">=2.52.0-0" $release)) -}}
 {{- $problem := cat (printf "must name a Ray of 2.52.0 or later with global.rayAuth.tokenSecret=%s:" .)
   "KubeRay checks it before it turns Ray's token authentication on, and refuses the cluster otherwise" -}}
@@ -520,6 +553,63 @@
 {{- $problem := "is not an NCCL_* variable" -}}
 {{- $fix := "put other variables in raycluster.env" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The release of a raycluster.rayVersion as KubeRay parses it (a leading v and a missing patch allowed: v2.60.0 and 2.60
+     are 2.60.0), "" when it names none. */}}
+{{- define "raycluster.rayRelease" -}}
+{{- $parts := regexFind "^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?" (toString .) | trimPrefix "v" | splitList "." -}}
+{{- if ge (len $parts) 2 }}{{ join "." (ternary $parts (append $parts "0") (eq (len $parts) 3)) }}{{ end -}}
+{{- end -}}
+
+{{/* A pod asking for more GPUs than its node has stays Pending: global.gpu.perNode is at most the node type's GPUs. */}}
+{{- define "raycluster.rules.gpusPerNode" -}}
+{{- $perNode := int .Values.global.gpu.perNode -}}
+{{- with .Values.gpuShape.gpus -}}
+{{- if gt $perNode (int .) -}}
+{{- $problem := printf "is more than the %d GPUs of a %s node (raycluster.gpuShape.gpus): the Ray pods would stay Pending" (int .) $.Values.gpuShape.name -}}
+{{- $fix := printf "--set global.gpu.perNode=%d (all of the node's GPUs), or the values of another node type (values/)" (int .) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "global.gpu.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The rollout-metrics sidecar shares the head's pod: limits above its requests would make the head Burstable, the
+     first pod evicted under node pressure. */}}
+{{- define "raycluster.rules.rolloutSidecarQos" -}}
+{{- $settings := .Values.global.rolloutMetrics -}}
+{{- if and (include "verl-ppo.rolloutMetricsEnabled" .) $settings.resources.requests $settings.resources.limits -}}
+{{- $requests := $settings.resources.requests -}}
+{{- $limits := $settings.resources.limits -}}
+{{- $amounts := dict "cpu" (list (include "verl-ppo.cpuMillis" $requests.cpu) (include "verl-ppo.cpuMillis" $limits.cpu))
+  "memory" (list (include "verl-ppo.memoryMiB" $requests.memory) (include "verl-ppo.memoryMiB" $limits.memory)) -}}
+{{- range $resource, $pair := $amounts -}}
+{{- if ne (first $pair) (last $pair) -}}
+{{- $requested := include "verl-ppo.scalar" (get $requests $resource) -}}
+{{- $problem := printf "differs from requests.%s (%s): the head's pod would lose its Guaranteed QoS and be evicted first" $resource $requested -}}
+{{- $fix := printf "--set global.rolloutMetrics.resources.limits.%s=%s (equal to the request)" $resource $requested -}}
+{{- $field := printf "global.rolloutMetrics.resources.limits.%s" $resource -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (get $limits $resource) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The KubeRay operator's peer is admitted in RayJob mode only: set in RayCluster mode it does nothing. Neutral: the
+     defaults (namespace default or unset, podLabels {}; tests/chart/test_bad_input.py holds them to values.yaml). */}}
+{{- define "raycluster.rules.operatorInRayClusterMode" -}}
+{{- if not (include "verl-ppo.rayJobMode" .) -}}
+{{- $operator := .Values.networkPolicy.kubeRayOperator -}}
+{{- $set := dict -}}
+{{- if not (has ($operator.namespace | default "") (list "" "default")) }}{{ $_ := set $set "namespace" $operator.namespace }}{{ end -}}
+{{- with $operator.podLabels }}{{ $_ := set $set "podLabels" (toJson .) }}{{ end -}}
+{{- range $key, $value := $set -}}
+{{- $problem := "is read in RayJob mode only (the NetworkPolicy admits KubeRay's operator to a RayJob's head); with global.mode=RayCluster it does nothing" -}}
+{{- $fix := printf "remove raycluster.networkPolicy.kubeRayOperator.%s, or --set global.mode=RayJob" $key -}}
+{{- $field := printf "raycluster.networkPolicy.kubeRayOperator.%s" $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $value "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -3,6 +3,7 @@
 {{- include "storage.rules.tosAddress" . -}}
 {{- include "storage.rules.tosSecret" . -}}
 {{- include "storage.rules.nasServer" . -}}
+{{- include "storage.rules.otherBackend" . -}}
 {{- end -}}
 
 {{/* A TOS volume is mounted from its bucket, region and endpoint. */}}
@@ -34,5 +35,26 @@
 {{- $problem := "must not be empty for a NAS volume" -}}
 {{- $fix := "--set storage.nas.server=<NAS mount target address>" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "storage.nas.server" "value" "" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The settings of a backend storage.type does not choose, set to anything but their neutral value ("" and the path /,
+     as values.yaml has them; nas.mountOptions are options only): they would be ignored without a word. */}}
+{{- define "storage.rules.otherBackend" -}}
+{{- $chosen := .Values.type -}}
+{{- $backends := dict "dynamic" (list "storageClassName") "tos" (list "bucket" "path" "region" "endpoint" "secretName" "secretNamespace")
+  "nas" (list "server" "path") -}}
+{{- range $backend := keys $backends | sortAlpha -}}
+{{- if ne $backend $chosen -}}
+{{- $settings := get $.Values $backend | default dict -}}
+{{- range $key := get $backends $backend -}}
+{{- $value := get $settings $key | default "" -}}
+{{- if not (has $value (ternary (list "" "/") (list "") (eq $key "path"))) -}}
+{{- $problem := printf "is a setting of a %s volume, but storage.type is %s: it would be ignored" $backend $chosen -}}
+{{- $fix := printf "--set storage.type=%s for a %s volume, or remove storage.%s.%s" $backend $backend $backend $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "storage.%s.%s" $backend $key) "value" $value "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

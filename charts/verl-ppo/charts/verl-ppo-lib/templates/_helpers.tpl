@@ -83,18 +83,21 @@ Where a value lands, and the one template that makes it arrive there literally.
 {{- mulf (float64 $number) (get $perMiB $suffix) | int64 -}}
 {{- end -}}
 
-{{/* "true" when an environment variable's name looks like a credential (WANDB_API_KEY, HF_TOKEN, *_SECRET*,
-     *_PASSWORD, *_KEY, *_KEY_ID ...): such a value comes from a Secret, never from values. */}}
+{{/* "true" when an environment variable's name looks like a credential (WANDB_API_KEY, HF_TOKEN, *_SECRET*, DB_PASS,
+     *_PASSWORD, *_KEY, *_KEY_ID ...): such a value comes from a Secret, never from values. Call with (dict "state" .state
+     "text" <the name>): the patterns are the rules' state's (the umbrella's files/credentials.yaml, read by verl-ppo.validate). */}}
 {{- define "verl-ppo.looksLikeCredential" -}}
-{{- if regexMatch "(?i)((^|_)(TOKEN|PASSWORD|PASSWD|CREDENTIALS?|APIKEY)(_|$)|(^|_)SECRET|(^|_)KEY(_ID)?$)" (toString .) -}}true{{- end -}}
+{{- $name := toString .text -}}
+{{- range .state.credentials.names }}{{ if regexMatch . $name }}true{{ break }}{{ end }}{{ end -}}
 {{- end -}}
 
-{{/* "true" when a value is plainly a credential whatever its variable's name: a token of a well-known
-     service (Hugging Face hf_, OpenAI sk-, GitHub ghp_/github_pat_, Slack xox?-, an AWS access key id) or a
-     URL carrying user:password@. */}}
+{{/* The shape of credential a value has whatever its variable's name (a token of a well-known service, a private key,
+     a URL with a password, a long random key: files/credentials.yaml), or "". Call with (dict "state" .state "text" <the value>). */}}
 {{- define "verl-ppo.looksLikeCredentialValue" -}}
-{{- $tokens := list "hf_[A-Za-z0-9]{20,}" "sk-[A-Za-z0-9_-]{20,}" "gh[pousr]_[A-Za-z0-9]{30,}" "github_pat_[A-Za-z0-9_]{20,}"
-  "xox[abprs]-[A-Za-z0-9-]{10,}" "(AKIA|ASIA)[0-9A-Z]{16}" -}}
-{{- $urlWithPassword := "^[a-z][a-z0-9+.-]*://[^/@\\s]+:[^/@\\s]*@" -}}
-{{- if regexMatch (printf "^(%s)$|%s" (join "|" $tokens) $urlWithPassword) (toString .) -}}true{{- end -}}
+{{- $value := toString .text -}}
+{{- range .state.credentials.values -}}
+{{- $matches := regexMatch .pattern $value -}}
+{{- range .requires }}{{ $matches = and $matches (regexMatch . $value) }}{{ end -}}
+{{- if $matches }}{{ .shape }}{{ break }}{{ end -}}
+{{- end -}}
 {{- end -}}

@@ -18,8 +18,9 @@ then the one verl-ppo.rule call that records them.
 {{- $_ := set $present $name (set (deepCopy $section) "global" $.Values.global) -}}
 {{- end -}}
 {{- end -}}
-{{- $state := dict "findings" list -}}
-{{- include "verl-ppo.rules.release" (dict "Values" .Values "Release" .Release "state" $state "present" $present) -}}
+{{- $state := dict "findings" list "credentials" (.Files.Get "files/credentials.yaml" | fromYaml) -}}
+{{- $release := dict "Values" .Values "Release" .Release "Chart" .Chart "Capabilities" .Capabilities "state" $state "present" $present -}}
+{{- include "verl-ppo.rules.release" $release -}}
 {{- range $name, $values := $present -}}
 {{- $context := dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "state" $state "present" $present -}}
 {{- include (printf "%s.rules" $name) (set $context "Files" (index $.Subcharts $name).Files) -}}
@@ -56,6 +57,11 @@ then the one verl-ppo.rule call that records them.
 {{- include "verl-ppo.rules.rayJobComponents" . -}}
 {{- include "verl-ppo.rules.rayJobQueueShutdown" . -}}
 {{- include "verl-ppo.rules.tensorboardPathWithoutObservability" . -}}
+{{- include "verl-ppo.rules.namespaceDns" . -}}
+{{- include "verl-ppo.rules.mountPathCollides" . -}}
+{{- include "verl-ppo.rules.labelsChartOwned" . -}}
+{{- include "verl-ppo.rules.kueueByHand" . -}}
+{{- include "verl-ppo.rules.rolloutMetricsUnread" . -}}
 {{- end -}}
 
 {{/* The field the release's name comes from, as the name rules print it. */}}
@@ -196,5 +202,110 @@ then the one verl-ppo.rule call that records them.
 {{- $problem := "routes to TensorBoard's Service, which observability.enabled=false does not create" -}}
 {{- $fix := "--set observability.enabled=true, or --set global.tensorboard.ingressPath=''" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Every namespaced object carries the release's namespace: the API takes only a DNS-1123 label. */}}
+{{- define "verl-ppo.rules.namespaceDns" -}}
+{{- $namespace := .Release.Namespace -}}
+{{- if not (and (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $namespace) (le (len $namespace) 63)) -}}
+{{- $problem := "is not a namespace name (a DNS-1123 label): the API refuses every object of the release" -}}
+{{- $fix := "--namespace <at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "release namespace" "value" $namespace "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Directories the chart mounts something at in its pods (JSON: path -> what), and the image's code on PYTHONPATH:
+     the shared volume may not cover or replace them. Call with the umbrella's values. */}}
+{{- define "verl-ppo.chartMountPaths" -}}
+{{- $mounts := dict "/tmp/ray" "Ray's logs and sockets (the Ray pods)" "/dev/shm" "the Ray pods' shared memory"
+  "/etc/verl-ppo" "the submitter's files and the tracing hook" "/ray-tmp" "the rollout-metrics sidecar's view of /tmp/ray"
+  "/prometheus" "the rollout-metrics sidecar's data" "/var/run/secrets/kubernetes.io/serviceaccount" "the submitter's API token" -}}
+{{- range splitList ":" (.raycluster.pythonPath | default "") -}}
+{{- if . }}{{ $_ := set $mounts (clean .) "the image's code on PYTHONPATH (raycluster.pythonPath)" }}{{ end -}}
+{{- end -}}
+{{- toJson $mounts -}}
+{{- end -}}
+
+{{/* The shared volume's mount path is its own directory: not /, not one the chart mounts something else at, nor a
+     parent of one (it would hide it) or a directory inside one. */}}
+{{- define "verl-ppo.rules.mountPathCollides" -}}
+{{- $mount := clean .Values.global.storage.mountPath -}}
+{{- range $path, $what := include "verl-ppo.chartMountPaths" .Values | fromJson -}}
+{{- if or (eq $mount $path) (eq $mount "/") (hasPrefix (printf "%s/" $mount) $path) (hasPrefix (printf "%s/" $path) $mount) -}}
+{{- $problem := printf "collides with %s, which the chart mounts at %s: one would hide the other" $what $path -}}
+{{- $fix := "--set global.storage.mountPath=<a directory of its own, e.g. /data>" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "global.storage.mountPath" "value" $mount "problem" $problem "fix" $fix) -}}
+{{- break -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The label maps from values (JSON: field -> map) that land on the release's objects and pods. */}}
+{{- define "verl-ppo.userLabelMaps" -}}
+{{- $maps := dict "global.commonLabels" (.Values.global.commonLabels | default dict) -}}
+{{- with get .present "raycluster" -}}
+{{- $_ := set $maps "raycluster.head.labels" (.head.labels | default dict) -}}
+{{- $_ := set $maps "raycluster.worker.labels" (.worker.labels | default dict) -}}
+{{- end -}}
+{{- with get .present "observability" }}{{ $_ := set $maps "observability.podMonitor.additionalLabels" (.podMonitor.additionalLabels | default dict) }}{{ end -}}
+{{- toJson $maps -}}
+{{- end -}}
+
+{{/* Labels the chart (or KubeRay, ray.io/*) sets itself: one from values would print the key twice or be dropped. */}}
+{{- define "verl-ppo.rules.labelsChartOwned" -}}
+{{- $context := dict "ctx" (dict "Release" .Release "Chart" .Chart "Values" .Values) "component" "any" -}}
+{{- $owned := merge (include "verl-ppo.chartLabels" $context | fromYaml) (include "verl-ppo.releasePodLabel" $context.ctx | fromYaml) -}}
+{{- range $field, $labels := include "verl-ppo.userLabelMaps" . | fromJson -}}
+{{- range $key := keys $labels | sortAlpha -}}
+{{- if or (hasKey $owned $key) (hasPrefix "ray.io/" $key) -}}
+{{- $problem := printf "is a label the %s sets on its objects: the release's selectors and NetworkPolicies read it"
+  (ternary "KubeRay operator" "chart" (hasPrefix "ray.io/" $key)) -}}
+{{- $fix := printf "remove %s.%s (use a key of your own, e.g. example.com/team)" $field $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $field $key) "value" (get $labels $key) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Kueue's labels and annotations (kueue.x-k8s.io/...) come from raycluster.queue, where the rules check them: set by hand
+     they would queue objects past those rules (and a hand-set elastic-job annotation makes every later upgrade refused). */}}
+{{- define "verl-ppo.rules.kueueByHand" -}}
+{{- $maps := include "verl-ppo.userLabelMaps" . | fromJson -}}
+{{- with get .present "raycluster" -}}
+{{- $_ := set $maps "raycluster.annotations" (.annotations | default dict) -}}
+{{- $_ := set $maps "raycluster.head.annotations" (.head.annotations | default dict) -}}
+{{- $_ := set $maps "raycluster.worker.annotations" (.worker.annotations | default dict) -}}
+{{- end -}}
+{{- range $field, $map := $maps -}}
+{{- range $key := keys $map | sortAlpha -}}
+{{- if hasPrefix "kueue.x-k8s.io/" $key -}}
+{{- $problem := "is Kueue's own key, which the chart sets from raycluster.queue after checking what Kueue refuses" -}}
+{{- $fix := printf "remove %s.%s and set raycluster.queue (kueue: <LocalQueue>, workloadPriorityClass, elastic)" $field $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $field $key) "value" (get $map $key) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Rollout metrics reach Prometheus through the head's sidecar (this release's RayCluster) and the head's PodMonitor
+     (observability, its PodMonitors not off; `auto` follows the cluster, which helm template cannot see): without
+     either nothing reads them. */}}
+{{- define "verl-ppo.rules.rolloutMetricsUnread" -}}
+{{- if include "verl-ppo.rolloutMetricsEnabled" . -}}
+{{- $observability := get .present "observability" -}}
+{{- $missing := "" -}}
+{{- if not (hasKey .present "raycluster") -}}
+{{- $missing = "raycluster.enabled=false: the Ray cluster is another release's, without the chart's rollout-metrics sidecar" -}}
+{{- else if not $observability -}}
+{{- $missing = "observability.enabled=false: no PodMonitor federates the sidecar's samples" -}}
+{{- else if eq (toString $observability.podMonitor.enabled) "false" -}}
+{{- $missing = "observability.podMonitor.enabled=false: no PodMonitor federates the sidecar's samples" -}}
+{{- end -}}
+{{- with $missing -}}
+{{- $problem := printf "is on, but nothing reads the metrics with %s" . -}}
+{{- $fix := "turn on what reads them (the RayCluster, observability and its PodMonitors), or --set global.rolloutMetrics.enabled=false" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "global.rolloutMetrics.enabled" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
