@@ -32,11 +32,13 @@ class VerlVersion:
     rollout_metrics: tuple[str, ...]
     image: str = ""
     images: tuple[str, ...] = ()  # repository:tag of the images known to carry it (the rulebook's verlVersion check)
+    config_sections: tuple[str, ...] = ()  # the top-level sections of its ppo_trainer config
     other: tuple[tuple[str, Any], ...] = ()
 
 
 _KNOWN = ("version", "criticFsdpKey", "rewardRolloutName", "klInRewardKey", "rolloutMode", "customRewardKey",
-          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image", "images")
+          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image", "images",
+          "configSections")
 
 
 @lru_cache(maxsize=1)
@@ -46,6 +48,7 @@ def verl_versions() -> tuple[VerlVersion, ...]:
         VerlVersion(str(entry["version"]), entry["criticFsdpKey"], entry["rewardRolloutName"], entry["klInRewardKey"],
                     entry["rolloutMode"], entry["customRewardKey"], tuple(entry["rolloutNames"]), entry["hfSamplesN"],
                     tuple(entry["rolloutMetrics"]), entry.get("image", ""), tuple(entry.get("images") or ()),
+                    tuple(entry.get("configSections") or ()),
                     tuple((key, value) for key, value in entry.items() if key not in _KNOWN))
         for entry in yaml.safe_load(TABLE.read_text()))
 

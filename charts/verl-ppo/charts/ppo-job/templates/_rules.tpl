@@ -32,6 +32,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.otherMode" . -}}
 {{- include "ppo-job.rules.rewardPath" . -}}
 {{- include "ppo-job.rules.rolloutMetrics" . -}}
+{{- include "ppo-job.rules.criticModelUnused" . -}}
+{{- include "ppo-job.rules.runtimeEnvOwned" . -}}
+{{- include "ppo-job.rules.klCoefInert" . -}}
 {{- end -}}
 
 {{/* FSDP splits B x N samples evenly over the n GPUs (veRL: B*N % n == 0). */}}
@@ -128,7 +131,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 
 {{/* Every directory the run writes is on the shared volume after normalisation: anything else is lost with the pod.
-     Checkpoints, TensorBoard's TENSORBOARD_DIR, and the output directories extraArgs may set (veRL's dumps, Hydra's own). */}}
+     Checkpoints, TensorBoard's TENSORBOARD_DIR, and the output directories extraArgs may set (veRL's dumps; Hydra's own are refused: ppo-job.rules.extraArgKey). */}}
 {{- define "ppo-job.rules.outputsOnVolume" -}}
 {{- $mount := include "verl-ppo.mountPath" . -}}
 {{- $outputs := list (dict "field" "ppo-job.trainer.checkpointDir" "path" (include "verl-ppo.checkpointDir" .)
@@ -137,25 +140,14 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $outputs = append $outputs (dict "field" "ppo-job.runtimeEnv.env.TENSORBOARD_DIR" "path" .
   "fix" (printf "leave it unset (global.tensorboard.enabled sets it), or a directory under %s" $mount)) -}}
 {{- end -}}
-{{- $outputKeys := list "trainer.rollout_data_dir" "trainer.validation_data_dir" "hydra.run.dir" "hydra.sweep.dir" "hydra.searchpath" -}}
+{{- $outputKeys := list "trainer.rollout_data_dir" "trainer.validation_data_dir" -}}
 {{- range $index, $arg := .Values.extraArgs -}}
 {{- $key := regexReplaceAll "=.*$" $arg "" -}}
 {{- if has $key $outputKeys -}}
-{{- $value := trimPrefix (printf "%s=" $key) $arg -}}
-{{- $paths := list $value -}}
-{{- if eq $key "hydra.searchpath" -}}
-{{- $paths = list -}}
-{{- range splitList "," (trimAll "[]" $value) -}}
-{{- $entry := trimAll "'\" " . -}}
-{{- if not (hasPrefix "pkg://" $entry) -}}{{- $paths = append $paths (trimPrefix "file://" $entry) -}}{{- end -}}
-{{- end -}}
-{{- end -}}
-{{- range $paths -}}
-{{- $path := trimAll "'\"" . -}}
-{{- if not (and (eq $key "trainer.rollout_data_dir" "trainer.validation_data_dir") (eq $path "null")) -}}
+{{- $path := trimAll "'\"" (trimPrefix (printf "%s=" $key) $arg) -}}
+{{- if ne $path "null" -}}
 {{- $outputs = append $outputs (dict "field" (printf "ppo-job.extraArgs[%d]" $index) "path" $path
-  "fix" (printf "write it as %s=%s%s/<dir> (the shared volume)" $key (ternary "[file://" "" (eq $key "hydra.searchpath")) $mount)) -}}
-{{- end -}}
+  "fix" (printf "write it as %s=%s/<dir> (the shared volume)" $key $mount)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -264,23 +256,85 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
-{{/* extraArgs, each on its own, reported for the first of these rules it breaks: plain key=value, no key the chart
-     already renders, no unsized twin of a per-GPU batch. */}}
+{{/* extraArgs, each on its own: one plain key=value override Hydra reads as one value (files/hydra.yaml), for a key of
+     the chosen veRL's config and not Hydra's, no key the chart owns, no unsized twin of a per-GPU batch. */}}
 {{- define "ppo-job.rules.extraArgs" -}}
-{{- $rendered := dict -}}
-{{- $chartOnly := dict "Values" (set (deepCopy .Values) "extraArgs" (list)) "Release" .Release "Files" .Files -}}
-{{- range (include "ppo-job.overrides" $chartOnly | fromJsonArray) -}}
-{{- $_ := set $rendered (regexReplaceAll "=.*$" . "") true -}}
-{{- end -}}
+{{- $owned := include "ppo-job.chartOwnedKeys" . | fromJson -}}
+{{- $hydra := .Files.Get "files/hydra.yaml" | fromYaml -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- $override := regexMatch (include "ppo-job.overridePattern" $) $arg -}}
-{{- $key := regexReplaceAll "=.*$" $arg "" -}}
-{{- $item := dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "arg" $arg "key" $key
-  "override" $override "rendered" (hasKey $rendered $key) -}}
+{{- $override := regexMatch $hydra.overridePattern $arg -}}
+{{- $key := regexReplaceAll "=(.|\n)*$" $arg "" -}}
+{{- $item := dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "arg" $arg "key" $key "hydra" $hydra "facts" $facts
+  "override" $override "rendered" (hasKey $owned $key) "value" (ternary (trimPrefix (printf "%s=" $key) $arg) "" $override)
+  "version" (toString $.Values.verlVersion) -}}
 {{- include "ppo-job.rules.extraArgAddsKey" $item -}}
 {{- include "ppo-job.rules.extraArgNotOverride" $item -}}
+{{- include "ppo-job.rules.extraArgKey" $item -}}
+{{- include "ppo-job.rules.extraArgValue" $item -}}
 {{- include "ppo-job.rules.extraArgRendered" $item -}}
 {{- include "ppo-job.rules.extraArgTwin" $item -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The keys the chart owns (JSON: key -> true), whether or not the current values render them: every key the command
+     renders for the chosen veRL with each of its algorithms and every switch on (dynamic batches, gradient checkpointing
+     off, offloads, a kept-checkpoint bound, a reward function, rollout metrics), less other algorithms' preset
+     overrides (files/algorithms.yaml: the chosen one's stay). Derived from ppo-job.overrides, the one place they are made. */}}
+{{- define "ppo-job.chartOwnedKeys" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $chosen := include "ppo-job.algorithm" . | fromJson -}}
+{{- $owned := dict -}}
+{{- $values := deepCopy .Values -}}
+{{- $_ := set $values "extraArgs" list -}}
+{{- $_ := set $values.actor "useDynamicBsz" true -}}
+{{- $_ := set $values.model "enableGradientCheckpointing" false -}}
+{{- range $section := list "actor" "ref" "critic" }}{{ $_ := set (get $values $section) "paramOffload" true }}{{ end -}}
+{{- range $section := list "actor" "critic" }}{{ $_ := set (get $values $section) "optimizerOffload" true }}{{ end -}}
+{{- $_ := set $values.trainer "maxCheckpointsToKeep" 1 -}}
+{{- $_ := set $values.reward "functionPath" "/reward.py" -}}
+{{- $_ := set $values "global" (set (deepCopy $values.global) "rolloutMetrics" (dict "enabled" true)) -}}
+{{- with $facts.rolloutMetrics }}{{ if not (has $values.rollout.name .) }}{{ $_ := set $values.rollout "name" (first .) }}{{ end }}{{ end -}}
+{{- range $name, $algorithm := .Files.Get "files/algorithms.yaml" | fromYaml -}}
+{{- $_ := set $values.algorithm "name" $name -}}
+{{- $context := dict "Values" $values "Release" $.Release "Files" $.Files -}}
+{{- if has (toString $.Values.verlVersion) ((include "ppo-job.algorithm" $context | fromJson).versions | default list) -}}
+{{- $presets := list -}}
+{{- if ne $name $chosen.name }}{{ range ($algorithm.overrides | default list) }}{{ $presets = append $presets (regexReplaceAll "=.*$" . "") }}{{ end }}{{ end -}}
+{{- range (include "ppo-job.overrides" $context | fromJsonArray) -}}
+{{- $key := regexReplaceAll "=.*$" . "" -}}
+{{- if not (has $key $presets) }}{{ $_ := set $owned $key true }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $owned -}}
+{{- end -}}
+
+{{/* A key of the chosen veRL's config, and not Hydra's own (files/hydra.yaml keyRefusals). Call with ppo-job.rules.extraArgs's item. */}}
+{{- define "ppo-job.rules.extraArgKey" -}}
+{{- if .override -}}
+{{- $refusal := dict -}}
+{{- range .hydra.keyRefusals }}{{ if and (not $refusal) (regexMatch .pattern $.key) }}{{ $refusal = . }}{{ end }}{{ end -}}
+{{- $sections := .facts.configSections | default list -}}
+{{- if and (not $refusal) $sections (not (has (first (splitList "." .key)) $sections)) -}}
+{{- $refusal = dict "problem" (printf "is not a key of veRL %s's config (its sections: %s)" .version (join ", " $sections))
+  "fix" "write a key of veRL's trainer/config/ppo_trainer.yaml, e.g. trainer.val_before_train=False" -}}
+{{- end -}}
+{{- with $refusal -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $.field "value" $.arg "problem" .problem "fix" .fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A value Hydra's parser reads as one value (files/hydra.yaml valuePattern), else its likeliest slip named
+     (valueRefusals): a command substitution, two overrides, a stray quote, a sweep. Call with ppo-job.rules.extraArgs's item. */}}
+{{- define "ppo-job.rules.extraArgValue" -}}
+{{- if and .override (not (regexMatch .hydra.valuePattern .value)) -}}
+{{- $refusal := dict "problem" .hydra.valueProblem "fix" .hydra.valueFix -}}
+{{- $found := false -}}
+{{- range .hydra.valueRefusals }}{{ if and (not $found) (regexMatch .pattern $.value) }}{{ $refusal = . }}{{ $found = true }}{{ end }}{{ end -}}
+{{- $shown := ternary (toJson .arg) .arg (regexMatch "[\\x00-\\x1f]" .arg) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" $shown "problem" $refusal.problem "fix" $refusal.fix) -}}
 {{- end -}}
 {{- end -}}
 
@@ -302,10 +356,10 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
-{{/* A key the chart renders from values is set there, once. */}}
+{{/* A key the chart owns is set there, once (ppo-job.chartOwnedKeys: rendered now or under other values). */}}
 {{- define "ppo-job.rules.extraArgRendered" -}}
 {{- if and .override .rendered -}}
-{{- $problem := "sets a key the chart already renders from values" -}}
+{{- $problem := "sets a key the chart renders from values (for this veRL, whatever the current values render)" -}}
 {{- $fix := "set the matching ppo-job value instead (see the ppo-job README)" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -337,8 +391,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $writes = merge $writes (dict "data.trainFiles" $v.data.trainFiles "data.valFiles" $v.data.valFiles) -}}
 {{- end -}}
 {{- range $field, $path := $writes -}}
-{{- if not (hasPrefix $mount $path) -}}
-{{- $problem := printf "is not on the shared volume (%s): the preparation Job could not write it where the run reads it" $mount -}}
+{{- if not (include "verl-ppo.onVolume" (dict "ctx" $ "path" $path)) -}}
+{{- $problem := printf "is not on the shared volume (%s) once normalised (%s): the preparation Job could not write it where the run reads it"
+  $mount (ternary (clean $path) "not a path" (hasPrefix "/" $path)) -}}
 {{- $fix := printf "put it under %s, or --set ppo-job.prepare.enabled=false" $mount -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.%s" $field) "value" $path "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -493,5 +548,47 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $problem := printf "has a '..' segment: it reads %s%s" (clean $path) (ternary (printf ", off the shared volume (%s)" $mount) "" $leaves) -}}
 {{- $fix := printf "write the file's own path without '..', e.g. --set ppo-job.reward.functionPath=%s/rewards/score.py" $mount -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.reward.functionPath" "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Only the GAE estimator trains a critic: a critic model given to a critic-free algorithm would be dropped. */}}
+{{- define "ppo-job.rules.criticModelUnused" -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- with and $algorithm (not $algorithm.critic) .Values.critic.modelPath -}}
+{{- $problem := printf "is a critic model, but %s trains no critic (only the GAE estimator, algorithm ppo, does): it would be ignored" $algorithm.name -}}
+{{- $fix := "--set ppo-job.critic.modelPath='', or --set ppo-job.algorithm.name=ppo" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.critic.modelPath" "value" . "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The runtime env replaces the Ray pods' variables for the run: those the chart sets on them (raycluster.ownedEnv,
+     PYTHONPATH with the image's veRL and the tracing hook) stay the chart's. TENSORBOARD_DIR is the run's own
+     (ppo-job.rules.outputsOnVolume keeps it on the volume). */}}
+{{- define "ppo-job.rules.runtimeEnvOwned" -}}
+{{- $owned := dict "PYTHONPATH" "raycluster.pythonPath" -}}
+{{- with get .present "raycluster" }}{{ $owned = merge (include "raycluster.ownedEnv" (dict "Values" .) | fromJson) $owned }}{{ end -}}
+{{- $_ := unset $owned "TENSORBOARD_DIR" -}}
+{{- range $name, $_ := .Values.runtimeEnv.env -}}
+{{- if hasKey $owned $name -}}
+{{- $problem := printf "would replace, for the run, the %s the chart sets on the Ray pods (from %s)" $name (get $owned $name) -}}
+{{- $fix := printf "remove it and set %s instead" (get $owned $name) -}}
+{{- if eq $name "PYTHONPATH" }}{{ $fix = "remove it and --set raycluster.pythonPath=<your directories, colon-separated> instead" }}{{ end -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.runtimeEnv.env.%s" $name) "value" $name "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* PPO's KL coefficient (algorithm.kl_ctrl.kl_coef) is read by veRLs that have use_kl_in_reward (klInRewardKey) only when
+     it or use_kl_loss is on, which PPO leaves off: a coefficient other than the default (0.001, values.yaml; veRL's too)
+     would do nothing. */}}
+{{- define "ppo-job.rules.klCoefInert" -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $coef := .Values.algorithm.klCoef -}}
+{{- if and $facts (eq (toString $algorithm.kl) "coef") $facts.klInRewardKey (ne (float64 $coef) 0.001) -}}
+{{- $problem := cat (printf "is ignored by veRL %s's PPO, which applies a KL term only with use_kl_in_reward or use_kl_loss," (toString .Values.verlVersion))
+  "both off for algorithm ppo" -}}
+{{- $fix := "--set ppo-job.algorithm.name=rloo or reinforce++ (KL in the reward) or grpo (KL in the loss), or leave ppo-job.algorithm.klCoef at 0.001" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.algorithm.klCoef" "value" $coef "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
