@@ -26,7 +26,19 @@ _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\
 # A plain Hydra key=value override, what the rulebook accepts in extraArgs: ppo-job's files/hydra.yaml, which
 # the rulebook reads too.
 _HYDRA = paths.subchart_dir("ppo-job") / "files" / "hydra.yaml"
-OVERRIDE = re.compile(yaml.safe_load(_HYDRA.read_text())["overridePattern"])
+_SYNTAX = yaml.safe_load(_HYDRA.read_text())
+OVERRIDE = re.compile(_SYNTAX["overridePattern"])
+_VALUE = re.compile(_SYNTAX["valuePattern"])
+_REFUSED_KEYS = [re.compile(refusal["pattern"]) for refusal in _SYNTAX["keyRefusals"]]
+
+
+def composable(arg: Any) -> bool:
+    """An extraArgs item the rulebook's syntax rules let through (the rulebook names the others): key=value, a value
+    Hydra's parser reads as one, a key not Hydra's own. Only these are composed with veRL's config."""
+    if not isinstance(arg, str) or not OVERRIDE.match(arg):
+        return False
+    key, value = arg.split("=", 1)
+    return _VALUE.fullmatch(value) is not None and not any(pattern.search(key) for pattern in _REFUSED_KEYS)
 
 
 @dataclass
@@ -68,7 +80,7 @@ def verl_config_findings(job: dict[str, Any]) -> tuple[list[Finding], list[str]]
         return [], [f"extraArgs not checked against veRL's config: veRL {version}'s config not found (run make setup)"]
     findings = []
     for index, arg in enumerate(extra_args):
-        why = verlconfig.rejected_override(directory, arg) if isinstance(arg, str) and OVERRIDE.match(arg) else None
+        why = verlconfig.rejected_override(directory, arg) if composable(arg) else None
         if why:
             findings.append(Finding(f"ppo-job.extraArgs[{index}]", arg,
                                     f"is rejected by veRL {version}'s config: {why}",

@@ -18,6 +18,7 @@ import yaml
 from generator.cli import main as generator_main
 from generator.schemafindings import shown
 from support import helm as helm_cli
+from support.tools import ROOT, image_values
 
 TOS_BASE = {"type": "tos", "tos": {"bucket": "b", "region": "cn-beijing", "endpoint": "tos-cn-beijing.ivolces.com",
                                    "secretName": "s"}}
@@ -29,6 +30,7 @@ class Case:
     values: dict
     field: str
     release: str = "verl-ppo"
+    namespace: str = "training"
     mentions: list[str] = field(default_factory=list)
     layer: str = "rule"  # what stops it: "rule" (the chart's cross-field rules) or "schema" (the values schema)
     value: str | None = None  # as the messages print it; None: the value at `field` in `values`, if one
@@ -54,6 +56,25 @@ def job(**sections) -> dict:
 
 def ray(**sections) -> dict:
     return {"raycluster": sections}
+
+
+def merged(*trees: dict) -> dict:
+    """The trees merged as Helm merges values files: maps key by key, the later tree's scalars and lists winning."""
+    result: dict = {}
+    for tree in trees:
+        for key, value in tree.items():
+            result[key] = merged(result[key], value) if isinstance(value, dict) and isinstance(result.get(key), dict) \
+                else value
+    return result
+
+
+# What a credential looks like (the rulebook's one data file); each example is a case below.
+CREDENTIAL_SHAPES = yaml.safe_load((ROOT / "charts" / "verl-ppo" / "files" / "credentials.yaml").read_text())
+# An image the veRL table does not know: its veRL is the user's to pair.
+OWN_IMAGE = {"repository": "registry.example.com/team/verl", "tag": "ray2.60-verl0.9.1"}
+# Rollout metrics on veRL 0.9.1 with the image the table pairs it with: only the case's own fault fails.
+ROLLOUT_091 = {"global": {"image": image_values("0.9.1"), "rolloutMetrics": {"enabled": True}},
+               "ppo-job": {"verlVersion": "0.9.1"}}
 
 
 # An Ingress with a valid access control and the NetworkPolicy's peers named, so only the case's own fault fails.
@@ -367,11 +388,6 @@ CASES = [
         "enabled": True, "minReplicas": 1, "maxReplicas": 2}}}}, "raycluster.worker.autoscaling.enabled"),
     Case("kueue-elastic-without-autoscaling", {"raycluster": {"queue": {"kueue": "team-a", "elastic": True}}},
          "raycluster.queue.elastic", mentions=["autoscaling"]),
-    Case("kueue-elastic-rayjob",
-         {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a", "elastic": True},
-                                                       "worker": {"autoscaling": {"enabled": True, "minReplicas": 1,
-                                                                                  "maxReplicas": 2}}}},
-         "raycluster.queue.elastic"),
     Case("ray-token-without-ray-version", {"global": {"rayAuth": {"tokenSecret": "ray-token"}}},
          "raycluster.rayVersion",
          mentions=["2.52.0"]),
@@ -502,6 +518,161 @@ CASES = [
          "raycluster.worker.env[0]", mentions=["extraSecretEnv"]),
     Case("runtime-env-openai-key-value", job(runtimeEnv={"env": {"LLM_JUDGE": "sk-abcdefghijklmnopqrstuvwxyz"}}),
          "ppo-job.runtimeEnv.env.LLM_JUDGE", value="(hidden)", mentions=["raycluster.extraSecretEnv"]),
+    # Issue 37: what a careless user still got through. The shared volume's mount path is a directory of its own.
+    *[Case(f"mount-path-{name}", {"global": {"storage": {"mountPath": path}}}, "global.storage.mountPath",
+           mentions=[mounted]) for name, path, mounted in [
+        ("root", "/", "/dev/shm"), ("ray-logs", "/tmp/ray", "/tmp/ray"), ("above-ray-logs", "/tmp", "/tmp/ray"),
+        ("inside-ray-logs", "/tmp/ray/data", "/tmp/ray"), ("shared-memory", "/dev/shm", "/dev/shm"),
+        ("above-the-code", "/workspace", "/workspace/verl")]],
+    # What the preparation Job writes stays on the volume once normalised.
+    Case("prepare-model-climbs-out", job(prepare={"enabled": True}, model={"path": "/data/../etc/qwen"}),
+         "ppo-job.model.path", mentions=["/etc/qwen"]),
+    Case("prepare-train-files-climb-out", job(prepare={"enabled": True},
+                                              data={"trainFiles": "/data/gsm8k/../../tmp/train.parquet"}),
+         "ppo-job.data.trainFiles", mentions=["/tmp/train.parquet"]),
+    # An image repository carries no tag or digest: the chart appends the tag.
+    Case("image-repository-with-tag", {"global": {"image": {"repository": "registry.example.com/verl:latest"}}},
+         "global.image.repository", layer="schema"),
+    Case("image-repository-with-digest", {"global": {"image": {"repository": "verl@sha256:0123abcd"}}},
+         "global.image.repository", layer="schema"),
+    Case("submitter-image-repository-with-tag", job(image={"repository": "busybox:1.36"}), "ppo-job.image.repository",
+         layer="schema"),
+    Case("sidecar-image-repository-with-tag",
+         {"global": {"rolloutMetrics": {"image": {"repository": "quay.io/prometheus/prometheus:v3.16.0"}}}},
+         "global.rolloutMetrics.image.repository", layer="schema"),
+    # Memory above zero; a volume's size with its unit.
+    *[Case(f"memory-zero-{name}", ray(head={"resources": {"memory": memory}}), "raycluster.head.resources.memory",
+           layer="schema") for name, memory in [("string", "0"), ("gibibytes", "0Gi"), ("decimal", "0.0Mi")]],
+    Case("memory-zero-exponent", ray(worker={"resources": {"memory": "0e9"}}), "raycluster.worker.resources.memory",
+         value="0", layer="schema"),
+    Case("storage-size-bare-number", {"storage": {"size": 200}}, "storage.size", mentions=["storage.size=200Gi"]),
+    Case("storage-size-bare-string", {"storage": {"size": "500"}}, "storage.size"),
+    Case("storage-size-bare-large-number", {"storage": {"size": 2000000000000}}, "storage.size"),
+    # The release's namespace is a namespace name.
+    *[Case(f"release-namespace-{name}", {}, "release namespace", namespace=namespace, value=namespace)
+      for name, namespace in [("upper-case", "Team_A"), ("with-dot", "team.a"), ("too-long", "n" * 64)]],
+    # Settings another one makes meaningless are refused, not dropped.
+    Case("nas-server-with-tos", {"storage": {**TOS_BASE, "nas": {"server": "nas.example.com"}}}, "storage.nas.server",
+         mentions=["storage.type=nas"]),
+    Case("tos-bucket-with-dynamic", {"storage": {"tos": {"bucket": "b"}}}, "storage.tos.bucket"),
+    Case("storage-class-with-nas", {"storage": {"type": "nas", "nas": {"server": "nas.example.com"},
+                                                "dynamic": {"storageClassName": "fast"}}},
+         "storage.dynamic.storageClassName"),
+    *[Case(f"critic-model-with-{name}", job(algorithm={"name": name}, critic={"modelPath": "/data/critic"}),
+           "ppo-job.critic.modelPath", mentions=["algorithm.name=ppo"]) for name in ("grpo", "rloo")],
+    # A variable once per container.
+    Case("env-twice-common-and-worker", ray(env=[{"name": "MY_FLAG", "value": "1"}],
+                                            worker={"env": [{"name": "MY_FLAG", "value": "2"}]}),
+         "raycluster.worker.env[0]", value="MY_FLAG", mentions=["raycluster.env[0]"]),
+    Case("env-twice-in-the-head", ray(head={"env": [{"name": "MY_FLAG", "value": "1"}, {"name": "MY_FLAG", "value": "2"}]}),
+         "raycluster.head.env[1]", value="MY_FLAG"),
+    Case("env-and-secret-env", ray(env=[{"name": "MY_FLAG", "value": "1"}],
+                                   extraSecretEnv={"MY_FLAG": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.MY_FLAG", value="MY_FLAG"),
+    # Labels the chart, KubeRay or Kueue set are theirs.
+    Case("common-label-chart-name", {"global": {"commonLabels": {"app.kubernetes.io/name": "mine"}}},
+         "global.commonLabels.app.kubernetes.io/name", value="mine"),
+    Case("common-label-release-pod-label", {"global": {"commonLabels": {"verl-ppo.io/release": "other"}}},
+         "global.commonLabels.verl-ppo.io/release", value="other"),
+    Case("worker-label-kuberay", ray(worker={"labels": {"ray.io/node-type": "head"}}),
+         "raycluster.worker.labels.ray.io/node-type", value="head", mentions=["KubeRay"]),
+    Case("podmonitor-label-chart-instance",
+         {"observability": {"podMonitor": {"additionalLabels": {"app.kubernetes.io/instance": "x"}}}},
+         "observability.podMonitor.additionalLabels.app.kubernetes.io/instance", value="x"),
+    Case("common-label-kueue-queue", {"global": {"commonLabels": {"kueue.x-k8s.io/queue-name": "team-a"}}},
+         "global.commonLabels.kueue.x-k8s.io/queue-name", value="team-a", mentions=["raycluster.queue"]),
+    Case("annotation-kueue-elastic", ray(annotations={"kueue.x-k8s.io/elastic-job": "true"}),
+         "raycluster.annotations.kueue.x-k8s.io/elastic-job", value="true"),
+    Case("head-label-kueue-priority", ray(head={"labels": {"kueue.x-k8s.io/priority-class": "high"}}),
+         "raycluster.head.labels.kueue.x-k8s.io/priority-class", value="high"),
+    # PodMonitors look where the release's Ray pods are.
+    Case("podmonitor-other-namespace",
+         {"observability": {"podMonitor": {"namespaceSelector": {"matchNames": ["monitoring"]}}}},
+         "observability.podMonitor.namespaceSelector.matchNames", value="monitoring", mentions=["training"]),
+    Case("podmonitor-other-namespaces",
+         {"observability": {"podMonitor": {"namespaceSelector": {"matchNames": ["default", "ray"]}}}},
+         "observability.podMonitor.namespaceSelector.matchNames", value="default,ray"),
+    # The veRL version the image runs (files/verl-versions.yaml's images).
+    Case("verl-0.9.1-on-the-default-image", job(verlVersion="0.9.1"), "ppo-job.verlVersion",
+         mentions=["verlai/verl", "global.image.tag=vllm024.dev2", "0.4.1"]),
+    Case("verl-0.3-on-the-node-types-image", {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.3.0.post1"),
+         "ppo-job.verlVersion", mentions=["verlVersion=0.9.1"]),
+    Case("verl-0.4.1-on-the-node-types-image", {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.4.1"),
+         "ppo-job.verlVersion", mentions=["global.image.repository=ai-containers-cn-beijing.cr.volces.com/deeplearning/verl"]),
+    # extraArgs: one Hydra override each, of a veRL key the chart does not own.
+    *[Case(f"extra-arg-{name}", job(extraArgs=[arg]), "ppo-job.extraArgs[0]",
+           value=json.dumps(arg) if "\n" in arg else arg, mentions=[word])
+      for name, arg, word in [
+          ("command-substitution", "trainer.experiment_name=$(hostname)", "$(...)"),
+          ("backticks-and-substitution", "trainer.project_name=run-$(date)", "$(...)"),
+          ("two-overrides-by-space", "trainer.total_epochs=2 trainer.save_freq=5", "two overrides"),
+          ("two-overrides-by-newline", "trainer.total_epochs=2\ntrainer.save_freq=5", "two overrides"),
+          ("stray-single-quote", "trainer.experiment_name='run", "stray quote"),
+          ("stray-double-quote", 'trainer.experiment_name=run"1', "stray quote"),
+          ("sweep", "actor_rollout_ref.actor.entropy_coeff=0.0,0.01", "sweep"),
+          ("sweep-of-words", "actor_rollout_ref.actor.loss_agg_mode=token-mean,seq-mean", "sweep"),
+          ("hydra-chdir", "hydra.job.chdir=True", "Hydra's own"),
+          ("hydra-verbose", "hydra.verbose=true", "Hydra's own"),
+          ("not-a-verl-section", "trainr.val_before_train=False", "sections"),
+          ("top-level-unknown", "seed=1", "sections"),
+          ("chart-owned-estimator", "algorithm.adv_estimator=grpo", "whatever the current values render"),
+          ("chart-owned-dynamic-batches", "actor_rollout_ref.actor.use_dynamic_bsz=True", "whatever the current"),
+          ("chart-owned-checkpointing", "actor_rollout_ref.model.enable_gradient_checkpointing=False", "whatever"),
+          ("chart-owned-kl-loss", "actor_rollout_ref.actor.use_kl_loss=True", "whatever the current values"),
+          ("chart-owned-offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True", "whatever the current")]],
+    Case("extra-arg-chart-owned-rollout-metrics", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", extraArgs=["actor_rollout_ref.rollout.prometheus.enable=True"]), "ppo-job.extraArgs[0]"),
+    # Credentials by shape, whatever the name (charts/verl-ppo/files/credentials.yaml), and DB_PASS by name.
+    Case("literal-db-pass", ray(env=[{"name": "DB_PASS", "value": "hunter2"}]), "raycluster.env[0]", value="DB_PASS",
+         mentions=["extraSecretEnv"]),
+    Case("runtime-env-db-pass", job(runtimeEnv={"env": {"DB_PASS": "hunter2"}}), "ppo-job.runtimeEnv.env.DB_PASS",
+         value="(hidden)", mentions=["extraSecretEnv"]),
+    *[Case(f"credential-shape-{index}-{where}",
+           ray(worker={"env": [{"name": "SETTING", "value": example}]}) if where == "ray" else
+           job(runtimeEnv={"env": {"SETTING": example}}),
+           "raycluster.worker.env[0]" if where == "ray" else "ppo-job.runtimeEnv.env.SETTING",
+           value="SETTING" if where == "ray" else "(hidden)", mentions=["extraSecretEnv"])
+      for index, example in enumerate(example for shape in CREDENTIAL_SHAPES["values"] for example in shape["examples"])
+      for where in ("ray", "job")],
+    # The run's environment may not replace what the chart sets on the Ray pods.
+    Case("runtime-env-pythonpath", job(runtimeEnv={"env": {"PYTHONPATH": "/code"}}), "ppo-job.runtimeEnv.env.PYTHONPATH",
+         value="PYTHONPATH", mentions=["raycluster.pythonPath"]),
+    Case("runtime-env-nccl-of-the-chart", ray(nccl={"NCCL_DEBUG": "WARN"}) | job(runtimeEnv={"env": {"NCCL_DEBUG": "INFO"}}),
+         "ppo-job.runtimeEnv.env.NCCL_DEBUG", value="NCCL_DEBUG", mentions=["raycluster.nccl.NCCL_DEBUG"]),
+    # A node type's GPUs bound global.gpu.perNode.
+    Case("gpus-per-node-above-the-seed-node", {"global": {"gpu": {"perNode": 4}}}, "global.gpu.perNode",
+         mentions=["raycluster.gpuShape.gpus"]),
+    Case("gpus-per-node-above-an-a10-node", {"global": {"gpu": {"perNode": 8, "nodes": 1}},
+                                             "raycluster": {"gpuShape": {"name": "a10-24g-x4", "gpus": 4}}},
+         "global.gpu.perNode", mentions=["global.gpu.perNode=4"]),
+    # Rollout metrics where something reads them, the rollout dashboard with its metrics, the head kept Guaranteed.
+    Case("rollout-metrics-without-observability", ROLLOUT_091 | {"observability": {"enabled": False}},
+         "global.rolloutMetrics.enabled", mentions=["observability.enabled=false"]),
+    Case("rollout-metrics-with-podmonitors-off", ROLLOUT_091 | {"observability": {"podMonitor": {"enabled": False}}},
+         "global.rolloutMetrics.enabled", mentions=["observability.podMonitor.enabled=false"]),
+    Case("rollout-metrics-on-an-external-cluster",
+         ROLLOUT_091 | {"raycluster": {"enabled": False}} | job(verlVersion="0.9.1", dashboardURL="http://head:8265"),
+         "global.rolloutMetrics.enabled", mentions=["raycluster.enabled=false"]),
+    Case("rollout-dashboard-without-metrics", {"observability": {"dashboards": {"include": ["default", "rollout"]}}},
+         "observability.dashboards.include", value="default,rollout"),
+    Case("rollout-dashboard-alone-without-metrics", {"observability": {"dashboards": {"include": ["rollout"]}}},
+         "observability.dashboards.include", value="rollout"),
+    Case("rollout-sidecar-cpu-limit-above-request",
+         merged(ROLLOUT_091, {"global": {"rolloutMetrics": {"resources": {"limits": {"cpu": "1", "memory": "512Mi"}}}}}),
+         "global.rolloutMetrics.resources.limits.cpu", mentions=["Guaranteed"]),
+    Case("rollout-sidecar-memory-limit-above-request",
+         merged(ROLLOUT_091, {"global": {"rolloutMetrics": {"resources": {"limits": {"cpu": "200m", "memory": "2Gi"}}}}}),
+         "global.rolloutMetrics.resources.limits.memory"),
+    # Inert values: refused, not ignored.
+    Case("operator-namespace-in-raycluster-mode", ray(networkPolicy={"kubeRayOperator": {"namespace": "ray-system"}}),
+         "raycluster.networkPolicy.kubeRayOperator.namespace", mentions=["global.mode=RayJob"]),
+    Case("operator-labels-in-raycluster-mode",
+         ray(networkPolicy={"kubeRayOperator": {"podLabels": {"app": "kuberay"}}}),
+         "raycluster.networkPolicy.kubeRayOperator.podLabels", value='{"app":"kuberay"}'),
+    Case("ppo-kl-coef-on-verl-0.4.1", job(algorithm={"klCoef": 0.01}), "ppo-job.algorithm.klCoef",
+         mentions=["use_kl_in_reward"]),
+    Case("ppo-kl-coef-on-verl-0.9.1", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", algorithm={"klCoef": 0.05}), "ppo-job.algorithm.klCoef"),
 ]
 
 
@@ -510,6 +681,7 @@ class Accepted:
     id: str
     values: dict
     release: str = "verl-ppo"
+    namespace: str = "training"
 
 
 UNUSUAL_PATH = "/data/模型/Qwen=2,5 [it's] {\"x\"} #1 ~me ${oc.env:HOME} a b"
@@ -537,8 +709,7 @@ ACCEPTED = [
     Accepted("project-hidden-name", job(trainer={"projectName": ".runs"})),
     Accepted("checkpoint-dir-normalises-onto-the-volume", job(trainer={"checkpointDir": "/data/./ckpt//run/"})),
     Accepted("output-dirs-on-the-volume", job(extraArgs=["trainer.rollout_data_dir=/data/rollouts",
-                                                         "trainer.validation_data_dir=null",
-                                                         "hydra.run.dir=/data/hydra"])),
+                                                         "trainer.validation_data_dir=null"])),
     Accepted("harmless-names-that-mention-tokens", ray(env=[{"name": "TOKENIZERS_PARALLELISM", "value": "false"}]) |
              job(runtimeEnv={"env": {"TOKENIZERS_PARALLELISM": "false", "NCCL_DEBUG": "INFO"}})),
     # Each credential once, from a Secret (the Hugging Face token through env: credentials.huggingface would set it
@@ -592,6 +763,41 @@ ACCEPTED = [
              {"global": {"commonLabels": {"team": "research"}}}),
     Accepted("env-that-mentions-the-charts-without-replacing", ray(env=[{"name": "PYTHONPATH_EXTRA", "value": "/code"},
                                                                        {"name": "HF_HUB_OFFLINE", "value": "1"}])),
+    # Issue 37: valid and unusual, and the false refusals of the newest surfaces.
+    Accepted("ray-version-without-patch-with-token", {"global": {"rayAuth": {"tokenSecret": "ray-token"},
+                                                                 "image": OWN_IMAGE}, "raycluster": {"rayVersion": "2.60"}}),
+    Accepted("ray-version-with-v-with-token", {"global": {"rayAuth": {"tokenSecret": "ray-token"}, "image": OWN_IMAGE},
+                                               "raycluster": {"rayVersion": "v2.60.0"}}),
+    Accepted("kueue-elastic-rayjob",
+             {"global": {"mode": "RayJob"}, "raycluster": {"queue": {"kueue": "team-a", "elastic": True},
+                                                           "worker": {"autoscaling": {"enabled": True, "minReplicas": 1,
+                                                                                      "maxReplicas": 2}}}}),
+    Accepted("credential-look-alikes", ray(env=[{"name": f"SETTING_{index}", "value": value}
+                                                for index, value in enumerate(CREDENTIAL_SHAPES["lookAlikes"])])),
+    Accepted("extra-args-hydra-reads-as-one-value", job(extraArgs=[
+        "data.prompt_key='a,b c'", 'data.reward_fn_key="data source"', "actor_rollout_ref.actor.clip_ratio_high=0.3",
+        "actor_rollout_ref.rollout.val_kwargs.top_p=0.95", "trainer.val_before_train=False",
+        "trainer.rollout_data_dir=null",
+        "data.image_key=${oc.env:IMAGE_KEY,images}", "actor_rollout_ref.rollout.enforce_eager=True"])),
+    Accepted("own-image-with-any-verl", {"global": {"image": OWN_IMAGE}} | job(verlVersion="0.9.1")),
+    Accepted("image-from-a-registry-with-a-port", {"global": {"image": {"repository": "registry.local:5000/team/verl",
+                                                                        "tag": "v1"}}}),
+    Accepted("mount-path-of-its-own", {"global": {"storage": {"mountPath": "/mnt/shared-data"}}} | job(
+        data={"trainFiles": "/mnt/shared-data/train.parquet", "valFiles": "/mnt/shared-data/test.parquet"},
+        model={"path": "/mnt/shared-data/qwen"})),
+    Accepted("storage-size-in-tebibytes", {"storage": {"size": "1.5Ti"}}),
+    Accepted("namespace-with-digits", {}, namespace="team-42"),
+    Accepted("podmonitor-any-namespace", {"observability": {"podMonitor": {"namespaceSelector": {"any": True}}}}),
+    Accepted("podmonitor-own-namespace-and-another",
+             {"observability": {"podMonitor": {"namespaceSelector": {"matchNames": ["training", "ray"]}}}}),
+    Accepted("critic-model-for-ppo", job(critic={"modelPath": "/data/critic-model"})),
+    Accepted("operator-in-rayjob-mode", {"global": {"mode": "RayJob"}} | ray(
+        networkPolicy={"kubeRayOperator": {"namespace": "ray-system", "podLabels": {"app": "kuberay"}}})),
+    Accepted("kl-coef-where-read", job(algorithm={"name": "rloo", "klCoef": 0.01})),
+    Accepted("env-names-distinct-across-lists", ray(env=[{"name": "A_FLAG", "value": "1"}],
+                                                    head={"env": [{"name": "B_FLAG", "value": "1"}]},
+                                                    worker={"env": [{"name": "B_FLAG", "value": "2"}]})),
+    Accepted("rollout-metrics-read", ROLLOUT_091),
 ]
 
 
@@ -715,7 +921,8 @@ def test_at_least_120_distinct_bad_inputs():
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_helm_template_rejects_and_names_the_field(helm, tmp_path, case):
-    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release,
+                               namespace=case.namespace)
     assert result.returncode != 0, f"{case.id} rendered:\n{result.stdout[:500]}"
     assert stopped_by(result.output, case), f"{case.id} not stopped by the {case.layer}: {result.output}"
     if case.layer == "schema":
@@ -751,7 +958,8 @@ def test_rules_behind_the_schema_still_fire(helm, tmp_path, case):
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_generator_check_rejects_and_names_the_field(tmp_path, capsys, case):
-    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release])
+    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release,
+                           "--namespace", case.namespace])
     output = capsys.readouterr().out
     assert code == 1, output
     assert named(output, case), output
@@ -764,13 +972,15 @@ def test_at_least_25_valid_but_unusual_inputs():
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[case.id for case in ACCEPTED])
 def test_helm_accepts_valid_but_unusual_input(helm, tmp_path, case):
-    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release)
+    result = helm_cli.template(helm, "-f", str(values_file(tmp_path, case)), release=case.release,
+                               namespace=case.namespace)
     assert result.returncode == 0, result.output
 
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[case.id for case in ACCEPTED])
 def test_generator_check_accepts_valid_but_unusual_input(tmp_path, capsys, case):
-    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release])
+    code = generator_main(["check", str(values_file(tmp_path, case)), "--release-name", case.release,
+                           "--namespace", case.namespace])
     assert code == 0, capsys.readouterr().out
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from generator.paths import ROOT, tool_cache as cache_dir  # noqa: F401
 from lab.pins import pinned_versions as versions, prometheus_dir  # noqa: F401
 from generator.verlconfig import cached_config_dir
-from generator.verlversions import version_names
+from generator.verlversions import by_version, version_names
 
 
 def helm_binaries() -> dict[str, Path]:
@@ -43,6 +43,23 @@ def crd_files() -> list[Path]:
 def verl_versions() -> list[str]:
     """The supported veRL versions (ppo-job's files/verl-versions.yaml), whose configs setup fetches."""
     return version_names()
+
+
+def image_values(version: str) -> dict[str, str]:
+    """global.image of an image that runs veRL <version>: the first files/verl-versions.yaml pairs with it, else one
+    the table does not know (the rulebook refuses a version only on an image the table pairs with another)."""
+    images = by_version()[version].images
+    if not images:
+        return {"repository": "registry.example.com/verl", "tag": f"verl-{version}"}
+    repository, tag = images[0].rsplit(":", 1)
+    return {"repository": repository, "tag": tag}
+
+
+def image_args(version: str) -> list[str]:
+    """`helm template` arguments choosing veRL <version> on an image that runs it (image_values)."""
+    image = image_values(version)
+    return ["--set-string", f"ppo-job.verlVersion={version}", "--set", f"global.image.repository={image['repository']}",
+            "--set", f"global.image.tag={image['tag']}"]
 
 
 def verl_config_dir(version: str) -> Path:

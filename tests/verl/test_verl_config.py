@@ -18,7 +18,7 @@ from generator.algorithms import algorithms
 from generator.verlversions import by_version
 from generator.cli import main as generator_main
 from support import helm as helm_cli
-from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
+from support.tools import ROOT, helm_binaries, image_args, image_values, verl_config_dir, verl_versions
 
 # Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios.
 VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
@@ -62,7 +62,7 @@ def compose_with_verl(version: str, overrides: list[str]):
 
 @pytest.mark.parametrize("version, path", SCENARIOS)
 def test_rendered_command_composes_with_verl(version, path):
-    args = (["-f", str(path)] if path else []) + ["--set", f"ppo-job.verlVersion={version}"]
+    args = (["-f", str(path)] if path else []) + image_args(version)
     words = rendered_command(*args)
     assert words[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
     config = compose_with_verl(version, words[3:])
@@ -84,7 +84,7 @@ def test_rendered_command_composes_with_verl(version, path):
 
 @pytest.mark.parametrize("version", verl_versions())
 def test_a_misspelled_extra_arg_fails_composition(version):
-    words = rendered_command("--set", f"ppo-job.verlVersion={version}",
+    words = rendered_command(*image_args(version),
                              "--set", "ppo-job.extraArgs[0]=trainer.val_before_trian=False")
     with pytest.raises(ConfigCompositionException):
         compose_with_verl(version, words[3:])
@@ -105,7 +105,7 @@ WRONG_VALUES = [
 @pytest.mark.parametrize("version", verl_versions())
 def test_a_wrong_type_or_impossible_value_in_the_command_fails(version, override, reason):
     """As if the chart rendered it: the rendered command with one value replaced (Hydra keeps the last)."""
-    words = rendered_command("--set", f"ppo-job.verlVersion={version}")
+    words = rendered_command(*image_args(version))
     config = compose_with_verl(version, [*words[3:], override])
     key, value = override.split("=", 1)
     found = verlconfig.type_violations(verl_config_dir(version), config)
@@ -194,7 +194,8 @@ def test_correct_extra_arg_composes():
 
 def extra_args_file(tmp_path: Path, version: str, *args: str) -> Path:
     path = tmp_path / "extra.yaml"
-    path.write_text(yaml.safe_dump({"ppo-job": {"verlVersion": version, "extraArgs": list(args)}}))
+    path.write_text(yaml.safe_dump({"global": {"image": image_values(version)},
+                                    "ppo-job": {"verlVersion": version, "extraArgs": list(args)}}))
     return path
 
 
@@ -237,13 +238,13 @@ def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm
     rollout.n the algorithm's, its fixed settings as given; elsewhere the rulebook names the version."""
     preset = ALGORITHMS[algorithm]
     result = helm_cli.template(helm_binaries()["helm3"], "--set", f"ppo-job.algorithm.name={algorithm}",
-                               "--set-string", f"ppo-job.verlVersion={version}")
+                               *image_args(version))
     if version not in preset.versions:
         assert result.returncode != 0
         assert f"ppo-job.algorithm.name={algorithm}: is not in veRL {version}'s main trainer" in result.output
         return
     words = rendered_command("--set", f"ppo-job.algorithm.name={algorithm}",
-                             "--set-string", f"ppo-job.verlVersion={version}")[3:]
+                             *image_args(version))[3:]
     config = compose_with_verl(version, words)
     assert OmegaConf.missing_keys(config) == set()
     algo, actor = config.algorithm, config.actor_rollout_ref.actor
@@ -269,7 +270,7 @@ def test_each_algorithm_composes_with_veRLs_settings_for_its_estimator(algorithm
 def test_custom_reward_function_lands_where_the_version_reads_it(version, path):
     words = rendered_command("--set", f"ppo-job.reward.functionPath={path}",
                              "--set", "ppo-job.reward.functionName=score",
-                             "--set-string", f"ppo-job.verlVersion={version}")
+                             *image_args(version))
     config = compose_with_verl(version, words[3:])
     section = OmegaConf.select(config, VERSIONS[version].custom_reward_key)
     assert (section.path, section.name) == (path, "score")
@@ -284,6 +285,8 @@ LITERAL_PATHS = [
     "/data/models/#not-a-comment ~tilde",
     "/data/models/${oc.env:HOME}",
     "/data/models/with space",
+    "/data/hive/dt=2026-12-03/part,1",
+    "/data/数据集/Qwen2.5,指令=版",
 ]
 LITERAL_NAMES = ["null", "true", "nan", "inf", "2024", "1e3", "a,b", "x=y"]
 
@@ -293,13 +296,24 @@ LITERAL_NAMES = ["null", "true", "nan", "inf", "2024", "1e3", "a,b", "x=y"]
 def test_a_model_path_arrives_as_given(version, path, tmp_path):
     """The rendered command, composed by veRL's Hydra config and resolved, carries the path literally."""
     values = tmp_path / "path.yaml"
-    values.write_text(json.dumps({"ppo-job": {"verlVersion": version, "model": {"path": path},
-                                               "data": {"trainFiles": f"{path}/train.parquet"}}}))
+    values.write_text(json.dumps({"global": {"image": image_values(version)},
+                                  "ppo-job": {"verlVersion": version, "model": {"path": path},
+                                              "critic": {"modelPath": f"{path} critic"},
+                                              "data": {"trainFiles": f"{path}/train.parquet",
+                                                       "valFiles": f"{path}/test.parquet"}}}))
     config = compose_with_verl(version, rendered_command("-f", str(values))[3:])
     resolved = OmegaConf.to_container(config, resolve=True)
     assert resolved["actor_rollout_ref"]["model"]["path"] == path
-    assert resolved["critic"]["model"]["path"] == path
+    assert resolved["critic"]["model"]["path"] == f"{path} critic"
     assert resolved["data"]["train_files"] == f"{path}/train.parquet"
+    assert resolved["data"]["val_files"] == f"{path}/test.parquet"
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_the_tables_config_sections_are_the_configs(version):
+    """files/verl-versions.yaml's configSections, which the rulebook holds an extraArgs key to, are the top-level
+    sections of the version's ppo_trainer config."""
+    assert list(VERSIONS[version].config_sections) == list(compose_with_verl(version, []).keys())
 
 
 @pytest.mark.parametrize("name", LITERAL_NAMES)
@@ -356,7 +370,7 @@ def test_token_budgets_and_checkpointing_land_in_every_pass(algorithm, version):
     """The sizing's token budgets (issue 27): the actor's use_dynamic_bsz is the only switch the chart renders,
     so in every version the rollout's, the reference's and the critic's passes must follow it, each with its
     own budget; checkpointing off reaches the actor and the critic."""
-    settings = ["--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}",
+    settings = ["--set", f"ppo-job.algorithm.name={algorithm}", *image_args(version),
                 "--set", "ppo-job.actor.useDynamicBsz=true", "--set", "ppo-job.actor.ppoMaxTokenLenPerGpu=4096",
                 "--set", "ppo-job.rollout.logProbMaxTokenLenPerGpu=8192",
                 "--set", "ppo-job.ref.logProbMaxTokenLenPerGpu=12288",
@@ -380,7 +394,7 @@ def test_token_budgets_and_checkpointing_land_in_every_pass(algorithm, version):
 def test_rollout_server_metrics_compose_and_switch_verls_metrics_on(engine):
     """0.9.1's async servers record and serve their metrics only with both switches: prometheus.enable alone
     fails at start-up while disable_log_stats keeps its default (true)."""
-    words = rendered_command("--set-string", "ppo-job.verlVersion=0.9.1", "--set",
+    words = rendered_command(*image_args("0.9.1"), "--set",
                              f"ppo-job.rollout.name={engine},global.rolloutMetrics.enabled=true")[3:]
     config = compose_with_verl("0.9.1", words)
     rollout = config.actor_rollout_ref.rollout

@@ -4,6 +4,7 @@
 {{- include "storage.rules.tosSecret" . -}}
 {{- include "storage.rules.nasServer" . -}}
 {{- include "storage.rules.otherBackend" . -}}
+{{- include "storage.rules.sizeUnit" . -}}
 {{- end -}}
 
 {{/* A TOS volume is mounted from its bucket, region and endpoint. */}}
@@ -56,5 +57,15 @@
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A bare number is bytes: no one sizes a volume of data, models and checkpoints in bytes. */}}
+{{- define "storage.rules.sizeUnit" -}}
+{{- $size := include "verl-ppo.scalar" .Values.size -}}
+{{- if regexMatch "^[0-9.]+([eE][0-9]+)?$" $size -}}
+{{- $problem := printf "is a bare number, which Kubernetes reads as %s bytes" $size -}}
+{{- $fix := "write the size with its unit, e.g. --set storage.size=200Gi (binary: Gi, Ti; decimal: G, T)" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "storage.size" "value" $size "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
