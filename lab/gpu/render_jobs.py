@@ -34,11 +34,17 @@ NAMESPACE = "default"
 
 # What each wheel profile (lab/gpu/wheels.sh) changes in the values: the veRL version it carries and, for
 # veRL 0.3.0.post1, its HF rollout. The vllm profile keeps the chart's rollout engine (vllm).
+# The machine runs the profile's wheels, not an image: each names an image ppo-job's files/verl-versions.yaml does
+# not know, so the rulebook leaves the version's pairing to the profile.
 PROFILES = {
     "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf",
-           "global.rolloutMetrics.enabled": "false"},
-    # No Prometheus on the GPU machine to take the rollout servers' metrics (the chart's head sidecar).
-    "vllm": {"ppo-job.verlVersion": "0.9.1", "global.rolloutMetrics.enabled": "false"},
+           "global.rolloutMetrics.enabled": "false", "observability.dashboards.enabled": "false",
+           "global.image.repository": "verl-ppo-lab/gpu-wheels", "global.image.tag": "hf"},
+    # No Prometheus on the GPU machine to take the rollout servers' metrics (the chart's head sidecar), nor a Grafana
+    # for their dashboard.
+    "vllm": {"ppo-job.verlVersion": "0.9.1", "global.rolloutMetrics.enabled": "false",
+             "observability.dashboards.enabled": "false",
+             "global.image.repository": "verl-ppo-lab/gpu-wheels", "global.image.tag": "vllm"},
 }
 # What the GPU machine lacks, made up for in every run of a profile alike (the seed's and the generated one).
 # flash-attn has no wheel for the machine's torch: lab/gpu/shim serves its two entry points from PyTorch's own

@@ -564,7 +564,8 @@ CASES = [
     Case("env-twice-common-and-worker", ray(env=[{"name": "MY_FLAG", "value": "1"}],
                                             worker={"env": [{"name": "MY_FLAG", "value": "2"}]}),
          "raycluster.worker.env[0]", value="MY_FLAG", mentions=["raycluster.env[0]"]),
-    Case("env-twice-in-the-head", ray(head={"env": [{"name": "MY_FLAG", "value": "1"}, {"name": "MY_FLAG", "value": "2"}]}),
+    Case("env-twice-in-the-head",
+         ray(head={"env": [{"name": "MY_FLAG", "value": "1"}, {"name": "MY_FLAG", "value": "2"}]}),
          "raycluster.head.env[1]", value="MY_FLAG"),
     Case("env-and-secret-env", ray(env=[{"name": "MY_FLAG", "value": "1"}],
                                    extraSecretEnv={"MY_FLAG": {"secretName": "s", "key": "k"}}),
@@ -595,10 +596,12 @@ CASES = [
     # The veRL version the image runs (files/verl-versions.yaml's images).
     Case("verl-0.9.1-on-the-default-image", job(verlVersion="0.9.1"), "ppo-job.verlVersion",
          mentions=["verlai/verl", "global.image.tag=vllm024.dev2", "0.4.1"]),
-    Case("verl-0.3-on-the-node-types-image", {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.3.0.post1"),
+    Case("verl-0.3-on-the-node-types-image",
+         {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.3.0.post1"),
          "ppo-job.verlVersion", mentions=["verlVersion=0.9.1"]),
     Case("verl-0.4.1-on-the-node-types-image", {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.4.1"),
-         "ppo-job.verlVersion", mentions=["global.image.repository=ai-containers-cn-beijing.cr.volces.com/deeplearning/verl"]),
+         "ppo-job.verlVersion",
+         mentions=["global.image.repository=ai-containers-cn-beijing.cr.volces.com/deeplearning/verl"]),
     # extraArgs: one Hydra override each, of a veRL key the chart does not own.
     *[Case(f"extra-arg-{name}", job(extraArgs=[arg]), "ppo-job.extraArgs[0]",
            value=json.dumps(arg) if "\n" in arg else arg, mentions=[word])
@@ -635,9 +638,11 @@ CASES = [
       for index, example in enumerate(example for shape in CREDENTIAL_SHAPES["values"] for example in shape["examples"])
       for where in ("ray", "job")],
     # The run's environment may not replace what the chart sets on the Ray pods.
-    Case("runtime-env-pythonpath", job(runtimeEnv={"env": {"PYTHONPATH": "/code"}}), "ppo-job.runtimeEnv.env.PYTHONPATH",
+    Case("runtime-env-pythonpath", job(runtimeEnv={"env": {"PYTHONPATH": "/code"}}),
+         "ppo-job.runtimeEnv.env.PYTHONPATH",
          value="PYTHONPATH", mentions=["raycluster.pythonPath"]),
-    Case("runtime-env-nccl-of-the-chart", ray(nccl={"NCCL_DEBUG": "WARN"}) | job(runtimeEnv={"env": {"NCCL_DEBUG": "INFO"}}),
+    Case("runtime-env-nccl-of-the-chart",
+         ray(nccl={"NCCL_DEBUG": "WARN"}) | job(runtimeEnv={"env": {"NCCL_DEBUG": "INFO"}}),
          "ppo-job.runtimeEnv.env.NCCL_DEBUG", value="NCCL_DEBUG", mentions=["raycluster.nccl.NCCL_DEBUG"]),
     # A node type's GPUs bound global.gpu.perNode.
     Case("gpus-per-node-above-the-seed-node", {"global": {"gpu": {"perNode": 4}}}, "global.gpu.perNode",
@@ -658,10 +663,12 @@ CASES = [
     Case("rollout-dashboard-alone-without-metrics", {"observability": {"dashboards": {"include": ["rollout"]}}},
          "observability.dashboards.include", value="rollout"),
     Case("rollout-sidecar-cpu-limit-above-request",
-         merged(ROLLOUT_091, {"global": {"rolloutMetrics": {"resources": {"limits": {"cpu": "1", "memory": "512Mi"}}}}}),
+         merged(ROLLOUT_091, {"global": {"rolloutMetrics": {"resources": {"limits": {"cpu": "1",
+                                                                                      "memory": "512Mi"}}}}}),
          "global.rolloutMetrics.resources.limits.cpu", mentions=["Guaranteed"]),
     Case("rollout-sidecar-memory-limit-above-request",
-         merged(ROLLOUT_091, {"global": {"rolloutMetrics": {"resources": {"limits": {"cpu": "200m", "memory": "2Gi"}}}}}),
+         merged(ROLLOUT_091, {"global": {"rolloutMetrics": {"resources": {"limits": {"cpu": "200m",
+                                                                                      "memory": "2Gi"}}}}}),
          "global.rolloutMetrics.resources.limits.memory"),
     # Inert values: refused, not ignored.
     Case("operator-namespace-in-raycluster-mode", ray(networkPolicy={"kubeRayOperator": {"namespace": "ray-system"}}),
@@ -765,7 +772,8 @@ ACCEPTED = [
                                                                        {"name": "HF_HUB_OFFLINE", "value": "1"}])),
     # Issue 37: valid and unusual, and the false refusals of the newest surfaces.
     Accepted("ray-version-without-patch-with-token", {"global": {"rayAuth": {"tokenSecret": "ray-token"},
-                                                                 "image": OWN_IMAGE}, "raycluster": {"rayVersion": "2.60"}}),
+                                                                 "image": OWN_IMAGE},
+                                                      "raycluster": {"rayVersion": "2.60"}}),
     Accepted("ray-version-with-v-with-token", {"global": {"rayAuth": {"tokenSecret": "ray-token"}, "image": OWN_IMAGE},
                                                "raycluster": {"rayVersion": "v2.60.0"}}),
     Accepted("kueue-elastic-rayjob",

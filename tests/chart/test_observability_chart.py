@@ -12,7 +12,7 @@ import yaml
 from lab.dashboards import dashboard_path, ray_dashboards
 from generator.cli import main as generator_main
 from support import helm as helm_cli
-from support.tools import ROOT
+from support.tools import ROOT, image_args
 from test_bad_input import Case, helm_names_path, named, stopped_by, values_file
 
 CHART = ROOT / "charts" / "verl-ppo"
@@ -77,7 +77,9 @@ def test_dashboard_label_folder_and_selection_are_settable(helm, validator):
 
 
 def test_the_rollout_dashboard_ships_beside_rays_when_listed(helm, validator):
-    documents = render(helm, validator, "--set", "observability.dashboards.include={default,rollout}")
+    """With the rollout servers' metrics it reads (without them the rulebook refuses it: test_bad_input.py)."""
+    documents = render(helm, validator, "--set", "observability.dashboards.include={default,rollout}",
+                       "--set", "global.rolloutMetrics.enabled=true", *image_args("0.9.1"))
     maps = {m["metadata"]["name"]: m for m in of_kind(documents, "ConfigMap")
             if m["metadata"]["labels"].get("grafana_dashboard") == "1"}
     assert sorted(maps) == ["verl-ppo-dashboard-default", "verl-ppo-dashboard-rollout"]
@@ -91,7 +93,7 @@ ROLLOUT_METRICS = ["actor_rollout_ref.rollout.prometheus.enable=true",
                    "actor_rollout_ref.rollout.disable_log_stats=false",
                    "actor_rollout_ref.rollout.prometheus.port=9090",
                    "actor_rollout_ref.rollout.prometheus.file=/tmp/ray/verl-ppo/rollout-prometheus.yml"]
-ROLLOUT_ON = ("--set", "global.rolloutMetrics.enabled=true", "--set-string", "ppo-job.verlVersion=0.9.1")
+ROLLOUT_ON = ("--set", "global.rolloutMetrics.enabled=true", *image_args("0.9.1"))
 
 
 def entrypoint_words(documents: list[dict]) -> list[str]:
@@ -140,7 +142,7 @@ def test_the_monitors_additional_labels_reach_the_rollout_endpoint(helm, validat
 
 
 def test_without_rollout_metrics_nothing_new_renders(helm, validator):
-    for args in [(), ("--set-string", "ppo-job.verlVersion=0.9.1")]:
+    for args in [(), tuple(image_args("0.9.1"))]:
         documents = render(helm, validator, *args)
         assert rollout_metric_words(entrypoint_words(documents)) == []
         text = yaml.safe_dump_all(documents)
@@ -149,8 +151,7 @@ def test_without_rollout_metrics_nothing_new_renders(helm, validator):
 
 @pytest.mark.parametrize("version", ["0.4.1", "0.3.0.post1"])
 def test_rollout_metrics_on_a_veRL_without_them_is_refused(helm, version):
-    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true",
-                               "--set-string", f"ppo-job.verlVersion={version}")
+    result = helm_cli.template(helm, "--set", "global.rolloutMetrics.enabled=true", *image_args(version))
     assert result.returncode != 0
     assert f"global.rolloutMetrics.enabled=true: but veRL {version}'s rollout servers export no metrics" \
         in result.output, result.output

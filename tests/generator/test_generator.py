@@ -28,7 +28,8 @@ from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
 from generator.docstables import with_tables
 from generator.valuesdoc import readmes
-from generator.verlversions import version_names
+from generator.verlversions import by_version, version_names
+from support.tools import image_values
 
 CATALOG = load_catalog()
 MODEL = CATALOG.models["qwen2.5-0.5b"]
@@ -621,7 +622,10 @@ def test_check_finds_helm_in_the_variable_then_on_path_then_in_the_cache(tmp_pat
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_the_chart_renders_the_algorithm_table_the_generator_reads(name):
-    done = template(paths.CHART, HelmInputs(sets=(f"ppo-job.algorithm.name={name}", "ppo-job.verlVersion=0.9.1")))
+    image = image_values("0.9.1")
+    done = template(paths.CHART, HelmInputs(sets=(f"ppo-job.algorithm.name={name}", "ppo-job.verlVersion=0.9.1",
+                                                  f"global.image.repository={image['repository']}",
+                                                  f"global.image.tag={image['tag']}")))
     assert done.returncode == 0, done.stderr
     algorithm = ALGORITHMS[name]
     assert f"actor_rollout_ref.rollout.n={algorithm.responses_per_prompt}" in done.stdout
@@ -693,3 +697,13 @@ def test_the_node_types_doc_adds_the_catalogs_verl_release_to_its_image():
 def test_the_guides_shape_keeps_the_charts_verl_and_the_others_run_the_catalogs():
     for shape, version, _ in sized_shapes(CATALOG, MODEL, ALGORITHMS["ppo"]):
         assert version == (default_verl_version() if shape.vendor_guide else CATALOG.verl.version), shape.name
+
+
+def test_the_veRL_table_pairs_the_images_the_chart_and_the_catalog_name():
+    """files/verl-versions.yaml's images, which the rulebook holds ppo-job.verlVersion to, name the chart's default
+    image with the chart's default veRL and the catalog's image with the catalog's veRL."""
+    chart = yaml.safe_load((paths.CHART / "values.yaml").read_text())["global"]["image"]
+    default_version = str(yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())["verlVersion"])
+    assert f"{chart['repository']}:{chart['tag']}" in by_version()[default_version].images
+    catalog = load_catalog().verl
+    assert f"{catalog.image_repository}:{catalog.image_tag}" in by_version()[catalog.version].images

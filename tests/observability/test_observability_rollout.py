@@ -20,7 +20,7 @@ from support import dashboards
 from support import helm as helm_cli
 from support.prometheus import PodTarget, Prometheus, prometheus, scrape_configs, wait_until_serving
 from support.rayhead import free_port
-from support.tools import helm_binaries, prometheus_binaries
+from support.tools import helm_binaries, image_args, prometheus_binaries
 
 ROLLOUT = dashboards.DASHBOARDS / "rollout.json"
 CLUSTER, MODEL = "verl-ppo", "Qwen2.5-0.5B-Instruct"
@@ -112,7 +112,7 @@ def test_the_variables_read_the_labels_the_panels_filter_on():
 def rendered_release() -> tuple[list[dict], dict, dict]:
     """The PodMonitors, the RayCluster and its head's rollout sidecar, with rollout metrics on (veRL 0.9.1)."""
     result = helm_cli.template(helm_binaries()["helm4"], "--set", "global.rolloutMetrics.enabled=true",
-                               "--set-string", "ppo-job.verlVersion=0.9.1")
+                               *image_args("0.9.1"))
     assert result.returncode == 0, result.output
     documents = result.documents()
     cluster = next(d for d in documents if d["kind"] == "RayCluster")

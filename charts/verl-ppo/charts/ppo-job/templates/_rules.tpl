@@ -131,7 +131,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 
 {{/* Every directory the run writes is on the shared volume after normalisation: anything else is lost with the pod.
-     Checkpoints, TensorBoard's TENSORBOARD_DIR, and the output directories extraArgs may set (veRL's dumps; Hydra's own are refused: ppo-job.rules.extraArgKey). */}}
+     Checkpoints, TensorBoard's TENSORBOARD_DIR, and the output directories extraArgs may set (veRL's dumps; Hydra's own
+     are refused: ppo-job.rules.extraArgKey). */}}
 {{- define "ppo-job.rules.outputsOnVolume" -}}
 {{- $mount := include "verl-ppo.mountPath" . -}}
 {{- $outputs := list (dict "field" "ppo-job.trainer.checkpointDir" "path" (include "verl-ppo.checkpointDir" .)
@@ -300,7 +301,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $context := dict "Values" $values "Release" $.Release "Files" $.Files -}}
 {{- if has (toString $.Values.verlVersion) ((include "ppo-job.algorithm" $context | fromJson).versions | default list) -}}
 {{- $presets := list -}}
-{{- if ne $name $chosen.name }}{{ range ($algorithm.overrides | default list) }}{{ $presets = append $presets (regexReplaceAll "=.*$" . "") }}{{ end }}{{ end -}}
+{{- if ne $name $chosen.name -}}
+{{- range ($algorithm.overrides | default list) }}{{ $presets = append $presets (regexReplaceAll "=.*$" . "") }}{{ end -}}
+{{- end -}}
 {{- range (include "ppo-job.overrides" $context | fromJsonArray) -}}
 {{- $key := regexReplaceAll "=.*$" . "" -}}
 {{- if not (has $key $presets) }}{{ $_ := set $owned $key true }}{{ end -}}

@@ -311,7 +311,8 @@
 {{- define "raycluster.rules.envTwice" -}}
 {{- range $role := list "head" "worker" -}}
 {{- $seen := dict -}}
-{{- $lists := list (dict "list" "env" "items" ($.Values.env | default list)) (dict "list" (printf "%s.env" $role) "items" ((get $.Values $role).env | default list)) -}}
+{{- $lists := list (dict "list" "env" "items" ($.Values.env | default list))
+  (dict "list" (printf "%s.env" $role) "items" ((get $.Values $role).env | default list)) -}}
 {{- range $lists -}}
 {{- $list := .list -}}
 {{- range $index, $item := .items -}}

@@ -248,7 +248,9 @@ then the one verl-ppo.rule call that records them.
 {{- $_ := set $maps "raycluster.head.labels" (.head.labels | default dict) -}}
 {{- $_ := set $maps "raycluster.worker.labels" (.worker.labels | default dict) -}}
 {{- end -}}
-{{- with get .present "observability" }}{{ $_ := set $maps "observability.podMonitor.additionalLabels" (.podMonitor.additionalLabels | default dict) }}{{ end -}}
+{{- with get .present "observability" -}}
+{{- $_ := set $maps "observability.podMonitor.additionalLabels" (.podMonitor.additionalLabels | default dict) -}}
+{{- end -}}
 {{- toJson $maps -}}
 {{- end -}}
 
