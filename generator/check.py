@@ -104,6 +104,7 @@ def check(chart: Path, inputs: HelmInputs) -> Verdict:
     job = values.get("ppo-job")
     if isinstance(job, dict) and job.get("enabled", True):
         findings, notes = verl_config_findings(job)
-        verdict.findings += findings
+        named = {finding.field for finding in verdict.findings}  # the rulebook's word on an item comes first
+        verdict.findings += [finding for finding in findings if finding.field not in named]
         verdict.notes += notes
     return verdict

@@ -1,8 +1,8 @@
-"""Labels and environment from values never replace the chart's own: every pod template the chart renders
-(head, workers, submitter, preparation Job, uninstall hook, helm test pod, TensorBoard, and the RayJob's
-pods) keeps its selector labels and the release's pod label when values give the same keys (pod labels of
-the head and workers, global.commonLabels), and keeps the variables the chart sets on the Ray pods. A label
-from values that names no chart key still arrives."""
+"""Labels and environment from values never replace the chart's own: a label from values with a key the chart (or
+KubeRay, Kueue, Volcano, Grafana's sidecar) sets is refused by the rulebook, naming it (issue 37: it used to be
+dropped without a word), and a variable the chart sets on the Ray pods too. A label from values that names no
+chart key arrives on every pod template the chart renders (head, workers, submitter, preparation Job, uninstall
+hook, helm test pod, TensorBoard, and the RayJob's pods) and every object, beside the chart's."""
 
 from __future__ import annotations
 
@@ -53,32 +53,42 @@ def where(name: str) -> str:
 
 
 @pytest.mark.parametrize("mode", ["RayCluster", "RayJob"])
-def test_user_labels_cannot_replace_the_charts_on_any_pod(helm, mode):
+def test_labels_the_chart_sets_are_refused_from_values(helm, mode):
+    sections = ("global.commonLabels", "raycluster.head.labels", "raycluster.worker.labels")
+    hostile = helm_cli.template(helm, *EVERY_POD, "--set", f"global.mode={mode}", *hostile_args(*sections))
+    assert hostile.returncode != 0
+    for section in sections:
+        for key, value in HOSTILE.items():
+            assert f"  - {section}.{key}={value}: is a label the chart sets" in hostile.stderr, hostile.stderr
+
+
+@pytest.mark.parametrize("mode", ["RayCluster", "RayJob"])
+def test_labels_of_your_own_arrive_on_every_pod_beside_the_charts(helm, mode):
     plain = helm_cli.template(helm, *EVERY_POD, "--set", f"global.mode={mode}")
-    hostile = helm_cli.template(helm, *EVERY_POD, "--set", f"global.mode={mode}",
-                                *hostile_args("global.commonLabels", "raycluster.head.labels",
-                                              "raycluster.worker.labels"))
-    assert plain.returncode == 0 and hostile.returncode == 0, plain.output + hostile.output
+    given = helm_cli.template(helm, *EVERY_POD, "--set", f"global.mode={mode}",
+                              "--set", "global.commonLabels.team=research",
+                              "--set", "raycluster.head.labels.example\\.com/role=head")
+    assert plain.returncode == 0 and given.returncode == 0, plain.output + given.output
     charts = {where(name): labels for name, labels in pod_labels(plain.documents()).items()}
-    given = {where(name): labels for name, labels in pod_labels(hostile.documents()).items()}
+    labelled = {where(name): labels for name, labels in pod_labels(given.documents()).items()}
     expected = {"RayCluster/head", "RayCluster/workergroup", "Pod/verl-ppo-test", "Job/verl-ppo-prepare",
                 "Deployment/verl-ppo-tensorboard", "Job/verl-ppo-ppo-stop", "Job/verl-ppo-ppo-job"}
     if mode == "RayJob":
         expected = expected - {"RayCluster/head", "RayCluster/workergroup", "Job/verl-ppo-ppo-stop",
                                "Job/verl-ppo-ppo-job"} | {"RayJob/head", "RayJob/workergroup", "RayJob/submitter"}
-    assert set(charts) == set(given) == expected, sorted(given)
+    assert set(charts) == set(labelled) == expected, sorted(labelled)
     for name, own in charts.items():
         assert {"app.kubernetes.io/instance", "verl-ppo.io/release"} <= set(own), f"{name}: {own}"
-        kept = {key: given[name].get(key) for key in own}
-        assert kept == own, f"{name}: a label from values replaced the chart's: {kept}"
-        assert given[name].get("team") == "research", f"{name}: global.commonLabels did not arrive"
+        assert {key: labelled[name].get(key) for key in own} == own, f"{name}: {labelled[name]}"
+        assert labelled[name].get("team") == "research", f"{name}: global.commonLabels did not arrive"
+    assert labelled[f"{mode}/head"]["example.com/role"] == "head"
     if mode == "RayJob":
         for name in ("RayJob/head", "RayJob/workergroup"):
-            assert given[name]["verl-ppo.io/ray-job"] == RELEASE, given[name]
+            assert labelled[name]["verl-ppo.io/ray-job"] == RELEASE, labelled[name]
 
 
-def test_common_labels_cannot_replace_the_charts_on_any_object(helm):
-    result = helm_cli.template(helm, *EVERY_POD, *hostile_args("global.commonLabels"))
+def test_common_labels_arrive_on_every_object_beside_the_charts(helm):
+    result = helm_cli.template(helm, *EVERY_POD, "--set", "global.commonLabels.team=research")
     assert result.returncode == 0, result.output
     for document in result.documents():
         labels = document["metadata"].get("labels", {})
@@ -86,7 +96,7 @@ def test_common_labels_cannot_replace_the_charts_on_any_object(helm):
                                                            "observability")), document["metadata"]["name"]
         owned = {"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by",
                  "helm.sh/chart"}
-        assert owned <= set(labels) and "other" not in [labels[key] for key in owned], (document["kind"], labels)
+        assert owned <= set(labels) and labels["team"] == "research", (document["kind"], labels)
 
 
 def test_pod_text_is_unchanged_without_labels_from_values(helm):
@@ -143,32 +153,32 @@ def test_a_variable_the_chart_sets_is_refused_in_extra_secret_env(helm, name):
 
 
 @pytest.mark.parametrize("mode", ["RayCluster", "RayJob"])
-def test_common_labels_cannot_replace_the_queue_labels(helm, mode):
-    """The queue a RayCluster or RayJob waits in is the chart's: global.commonLabels cannot move it."""
-    queues = {"kueue.x-k8s.io/queue-name": "team-a", "volcano.sh/queue-name": "gpu", "ray.io/scheduler-name": "volcano"}
+def test_queue_labels_from_values_are_refused(helm, mode):
+    """The queue a RayCluster or RayJob waits in is the chart's (raycluster.queue): commonLabels cannot set it."""
+    queues = {"kueue.x-k8s.io/queue-name": "Kueue's own key", "volcano.sh/queue-name": "Volcano's own key",
+              "ray.io/scheduler-name": "the KubeRay operator sets"}
     args = ["--set", f"global.mode={mode}", "--set", "raycluster.queue.kueue=team-a",
             "--set", "raycluster.queue.volcano=gpu"]
     for key in queues:
         args += ["--set", f"global.commonLabels.{key.replace('.', chr(92) + '.')}=other"]
     result = helm_cli.template(helm, *args)
-    assert result.returncode == 0, result.output
-    scheduled = next(d for d in result.documents() if d["kind"] == mode)
-    labels = scheduled["metadata"]["labels"]
-    assert {key: labels.get(key) for key in queues} == queues, labels
+    assert result.returncode != 0
+    for key, owner in queues.items():
+        assert f"  - global.commonLabels.{key}=other: " in result.stderr and owner in result.stderr, result.stderr
 
 
 def test_observabilitys_labels_stay_the_charts(helm):
-    """Grafana's sidecar label on the dashboards and the chart's keys on the PodMonitors: commonLabels and the
-    PodMonitors' additionalLabels arrive beside them, never over them."""
-    result = helm_cli.template(helm, "--set-string", "global.commonLabels.grafana_dashboard=0",
-                               "--set", "observability.podMonitor.additionalLabels.release=kube-prometheus-stack",
-                               "--set",
-                               "observability.podMonitor.additionalLabels.app\\.kubernetes\\.io/instance=other")
+    """Grafana's sidecar label on the dashboards and the chart's keys on the PodMonitors are refused from values;
+    the PodMonitors' additionalLabels of your own arrive beside them."""
+    refused = helm_cli.template(helm, "--set-string", "global.commonLabels.grafana_dashboard=0",
+                                "--set", "observability.podMonitor.additionalLabels.app\\.kubernetes\\.io/instance=x")
+    assert refused.returncode != 0
+    assert "  - global.commonLabels.grafana_dashboard=0: is a label the chart sets" in refused.stderr, refused.stderr
+    assert "  - observability.podMonitor.additionalLabels.app.kubernetes.io/instance=x: " in refused.stderr
+    result = helm_cli.template(helm, "--set", "observability.podMonitor.additionalLabels.release=kube-prometheus-stack")
     assert result.returncode == 0, result.output
-    dashboards = [d for d in result.documents() if d["kind"] == "ConfigMap" and "dashboard" in d["metadata"]["name"]]
     monitors = [d for d in result.documents() if d["kind"] == "PodMonitor"]
-    assert dashboards and monitors
-    assert {d["metadata"]["labels"]["grafana_dashboard"] for d in dashboards} == {"1"}
+    assert monitors
     for monitor in monitors:
         labels = monitor["metadata"]["labels"]
         assert labels["app.kubernetes.io/instance"] == RELEASE and labels["release"] == "kube-prometheus-stack", labels

@@ -201,3 +201,26 @@ def test_an_elastic_autoscaling_cluster_is_admitted_and_upgraded(kueue, helm3):
             assert refused.returncode != 0 and "raycluster.queue.elastic" in refused.stderr, refused.stderr
         finally:
             delete_cluster_queue(api, "elastic")
+
+
+def test_an_elastic_autoscaling_rayjob_is_admitted(kueue, helm3):
+    """Kueue's elastic admission of a RayJob (issue 37: refused by the chart before): its RayJob webhook admits an
+    autoscaling RayJob that carries kueue.x-k8s.io/elastic-job (and refuses one without, as the chart's rule does);
+    the RayJob's cluster needs no scheduling gate. Kueue admits the RayJob and KubeRay makes its cluster."""
+    api = kueue.api
+    args = queued("elastic-job", "--set", "global.mode=RayJob", "--set", "ppo-job.submitter.maxAttempts=1",
+                  "--set", "raycluster.queue.elastic=true", "--set", "raycluster.worker.autoscaling.enabled=true",
+                  "--set", "raycluster.worker.autoscaling.minReplicas=0",
+                  "--set", "raycluster.worker.autoscaling.maxReplicas=1")
+    with kueue.release_namespace(helm3, RELEASE, "rayjob-elastic", args) as namespace:
+        create_queue(api, "elastic-job", [namespace], QUOTA, GPU)
+        try:
+            helm3.run("install", RELEASE, str(CHART), "-n", namespace, *args)
+            wait_ready(kueue, namespace)
+            job = rayjob(api, namespace, RELEASE)
+            assert job["metadata"]["annotations"]["kueue.x-k8s.io/elastic-job"] == "true"
+            assert condition(workloads(api, namespace)[0], "Admitted")["status"] == "True"
+            head = rayclusters(api, namespace)[0]["spec"]["headGroupSpec"]["template"]["spec"]
+            assert "schedulingGates" not in head
+        finally:
+            delete_cluster_queue(api, "elastic-job")

@@ -254,14 +254,16 @@ then the one verl-ppo.rule call that records them.
 {{- toJson $maps -}}
 {{- end -}}
 
-{{/* Labels the chart (or KubeRay, ray.io/*) sets itself: one from values would print the key twice or be dropped. */}}
+{{/* Labels the chart sets itself (its name labels, verl-ppo.io/*, Grafana's dashboard label) or KubeRay does (ray.io/*):
+     one from values would be dropped for the chart's, or move an object out of a selector. */}}
 {{- define "verl-ppo.rules.labelsChartOwned" -}}
 {{- $context := dict "ctx" (dict "Release" .Release "Chart" .Chart "Values" .Values) "component" "any" -}}
 {{- $owned := merge (include "verl-ppo.chartLabels" $context | fromYaml) (include "verl-ppo.releasePodLabel" $context.ctx | fromYaml) -}}
+{{- with get .present "observability" }}{{ $_ := set $owned .dashboards.label true }}{{ end -}}
 {{- range $field, $labels := include "verl-ppo.userLabelMaps" . | fromJson -}}
 {{- range $key := keys $labels | sortAlpha -}}
-{{- if or (hasKey $owned $key) (hasPrefix "ray.io/" $key) -}}
-{{- $problem := printf "is a label the %s sets on its objects: the release's selectors and NetworkPolicies read it"
+{{- if or (hasKey $owned $key) (hasPrefix "verl-ppo.io/" $key) (hasPrefix "ray.io/" $key) -}}
+{{- $problem := printf "is a label the %s sets on its objects: their selectors, NetworkPolicies and readers go by it"
   (ternary "KubeRay operator" "chart" (hasPrefix "ray.io/" $key)) -}}
 {{- $fix := printf "remove %s.%s (use a key of your own, e.g. example.com/team)" $field $key -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $field $key) "value" (get $labels $key) "problem" $problem "fix" $fix) -}}
@@ -270,8 +272,9 @@ then the one verl-ppo.rule call that records them.
 {{- end -}}
 {{- end -}}
 
-{{/* Kueue's labels and annotations (kueue.x-k8s.io/...) come from raycluster.queue, where the rules check them: set by hand
-     they would queue objects past those rules (and a hand-set elastic-job annotation makes every later upgrade refused). */}}
+{{/* Kueue's labels and annotations (kueue.x-k8s.io/...) and Volcano's queue label come from raycluster.queue, where the
+     rules check them: set by hand they would queue objects past those rules (and a hand-set elastic-job annotation
+     makes every later upgrade refused). */}}
 {{- define "verl-ppo.rules.kueueByHand" -}}
 {{- $maps := include "verl-ppo.userLabelMaps" . | fromJson -}}
 {{- with get .present "raycluster" -}}
@@ -281,9 +284,10 @@ then the one verl-ppo.rule call that records them.
 {{- end -}}
 {{- range $field, $map := $maps -}}
 {{- range $key := keys $map | sortAlpha -}}
-{{- if hasPrefix "kueue.x-k8s.io/" $key -}}
-{{- $problem := "is Kueue's own key, which the chart sets from raycluster.queue after checking what Kueue refuses" -}}
-{{- $fix := printf "remove %s.%s and set raycluster.queue (kueue: <LocalQueue>, workloadPriorityClass, elastic)" $field $key -}}
+{{- if or (hasPrefix "kueue.x-k8s.io/" $key) (eq $key "volcano.sh/queue-name") -}}
+{{- $problem := printf "is %s's own key, which the chart sets from raycluster.queue after checking what it refuses"
+  (ternary "Kueue" "Volcano" (hasPrefix "kueue" $key)) -}}
+{{- $fix := printf "remove %s.%s and set raycluster.queue (kueue: <LocalQueue>, workloadPriorityClass, elastic; volcano)" $field $key -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $field $key) "value" (get $map $key) "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
