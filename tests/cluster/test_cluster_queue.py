@@ -205,8 +205,9 @@ def test_an_elastic_autoscaling_cluster_is_admitted_and_upgraded(kueue, helm3):
 
 def test_an_elastic_autoscaling_rayjob_is_admitted(kueue, helm3):
     """Kueue's elastic admission of a RayJob (issue 37: refused by the chart before): its RayJob webhook admits an
-    autoscaling RayJob that carries kueue.x-k8s.io/elastic-job (and refuses one without, as the chart's rule does);
-    the RayJob's cluster needs no scheduling gate. Kueue admits the RayJob and KubeRay makes its cluster."""
+    autoscaling RayJob that carries kueue.x-k8s.io/elastic-job (and refuses one without, as the chart's rule does).
+    Kueue admits the RayJob, gates the pods of the cluster KubeRay makes for it itself (the RayJob's spec carries
+    no gate), and its pods run."""
     api = kueue.api
     args = queued("elastic-job", "--set", "global.mode=RayJob", "--set", "ppo-job.submitter.maxAttempts=1",
                   "--set", "raycluster.queue.elastic=true", "--set", "raycluster.worker.autoscaling.enabled=true",
@@ -220,7 +221,8 @@ def test_an_elastic_autoscaling_rayjob_is_admitted(kueue, helm3):
             job = rayjob(api, namespace, RELEASE)
             assert job["metadata"]["annotations"]["kueue.x-k8s.io/elastic-job"] == "true"
             assert condition(workloads(api, namespace)[0], "Admitted")["status"] == "True"
+            assert "schedulingGates" not in job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
             head = rayclusters(api, namespace)[0]["spec"]["headGroupSpec"]["template"]["spec"]
-            assert "schedulingGates" not in head
+            assert head["schedulingGates"] == [{"name": "kueue.x-k8s.io/elastic-job"}]
         finally:
             delete_cluster_queue(api, "elastic-job")

@@ -40,7 +40,7 @@ spec:
   {{- end }}
   {{- if and (include "raycluster.elasticQueue" $ctx) (not (include "verl-ppo.rayJobMode" $ctx)) }}
   # Kueue's gate of an elastic RayCluster (its webhook adds it only at creation): rendered, so an upgrade keeps it. A
-  # RayJob's cluster has none: Kueue admits the RayJob.
+  # RayJob's cluster gets it from Kueue when KubeRay creates it (the RayJob's spec stays without).
   schedulingGates:
     - name: kueue.x-k8s.io/elastic-job
   {{- end }}
