@@ -1,0 +1,77 @@
+"""The measured runs (generator/measurements.yaml): what the plan is checked against and takes its seconds from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from generator import paths
+
+MEASUREMENTS = Path(__file__).resolve().parent / "measurements.yaml"
+
+
+@dataclass(frozen=True)
+class MeasuredSettings:
+    """What a run rendered: token budgets (0: fixed micro batches), micro batches, checkpointing, rollout, offloads."""
+
+    train_token_budget: int
+    forward_token_budget: int
+    micro_batch: int
+    log_prob_micro_batch: int
+    gradient_checkpointing: bool
+    rollout_memory_fraction: float
+    param_offload: bool
+    optimizer_offload: bool
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    name: str
+    source: str  # results JSON, relative to the repository root
+    run: str  # its key under `runs`
+    shape: str
+    model: str
+    algorithm: str
+    gpus: int
+    gpu: str
+    gpu_memory_gib: float
+    settings: MeasuredSettings
+    rows: int
+    tokens_per_step: float
+    peak_allocated_gib: float | None
+    peak_gpu_mib: float
+    seconds: dict[str, float]
+
+    @property
+    def row_tokens(self) -> float:
+        """Prompt and response tokens of the mean row."""
+        return self.tokens_per_step / self.rows
+
+    @property
+    def peak_gpu_gib(self) -> float:
+        return self.peak_gpu_mib / 1024
+
+    @property
+    def source_path(self) -> Path:
+        return paths.ROOT / self.source
+
+
+def _settings(entry: dict) -> MeasuredSettings:
+    return MeasuredSettings(entry["trainTokenBudget"], entry["forwardTokenBudget"], entry["microBatch"],
+                            entry["logProbMicroBatch"], entry["gradientCheckpointing"], entry["rolloutMemoryFraction"],
+                            entry["paramOffload"], entry["optimizerOffload"])
+
+
+@lru_cache(maxsize=None)
+def measured_runs(path: Path = MEASUREMENTS) -> tuple[MeasuredRun, ...]:
+    runs = []
+    for entry in yaml.safe_load(path.read_text())["runs"]:
+        measured = entry["measured"]
+        runs.append(MeasuredRun(entry["name"], entry["source"], entry["run"], entry["shape"], entry["model"],
+                                entry["algorithm"], entry["gpus"], entry["gpu"], entry["gpuMemoryGiB"], _settings(entry["settings"]),
+                                measured["rows"], measured["tokensPerStep"], measured["peakAllocatedGiB"],
+                                measured["peakGpuMiB"], dict(measured["seconds"])))
+    return tuple(runs)
