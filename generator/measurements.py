@@ -44,6 +44,12 @@ class MeasuredRun:
     peak_allocated_gib: float | None
     peak_gpu_mib: float
     seconds: dict[str, float]
+    sized_model: str = ""  # the catalog model the values were rendered for, where not the run's model
+    sized_nodes: int = 0  # the nodes the values were rendered for, where not the node type's default
+
+    @property
+    def values_model(self) -> str:
+        return self.sized_model or self.model
 
     @property
     def row_tokens(self) -> float:
@@ -71,7 +77,9 @@ def measured_runs(path: Path = MEASUREMENTS) -> tuple[MeasuredRun, ...]:
     for entry in yaml.safe_load(path.read_text())["runs"]:
         measured = entry["measured"]
         runs.append(MeasuredRun(entry["name"], entry["source"], entry["run"], entry["shape"], entry["model"],
-                                entry["algorithm"], entry["gpus"], entry["gpu"], entry["gpuMemoryGiB"], _settings(entry["settings"]),
+                                entry["algorithm"], entry["gpus"], entry["gpu"], entry["gpuMemoryGiB"],
+                                _settings(entry["settings"]),
                                 measured["rows"], measured["tokensPerStep"], measured["peakAllocatedGiB"],
-                                measured["peakGpuMiB"], dict(measured["seconds"])))
+                                measured["peakGpuMiB"], dict(measured["seconds"]), entry.get("sizedModel", ""),
+                                entry.get("sizedNodes", 0)))
     return tuple(runs)

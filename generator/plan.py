@@ -191,8 +191,9 @@ def engine_parts(inputs: PlanInputs) -> tuple[tuple[Part, ...], tuple[str, ...],
     kv_cache = share - weights - ROLLOUT_WORKSPACE_GIB
     problems, notes = [], []
     if kv_cache <= 0:
-        problems.append(f"the rollout engine's share ({sizing.rollout_memory_fraction} of {shape.gpu_memory_gib:g} GiB) "
-                        f"does not hold its weights ({weights:.1f} GiB) and workspace ({ROLLOUT_WORKSPACE_GIB} GiB)")
+        problems.append(f"the rollout engine's share ({sizing.rollout_memory_fraction} of "
+                        f"{shape.gpu_memory_gib:g} GiB) does not hold its weights ({weights:.1f} GiB) and workspace "
+                        f"({ROLLOUT_WORKSPACE_GIB} GiB)")
     elif kv_cache < _gib(kv_need_bytes):
         notes.append(f"the KV cache ({kv_cache:.1f} GiB) holds less than the batch at full length "
                      f"({_gib(kv_need_bytes):.1f} GiB): vLLM queues the rest (slower, not out of memory)")
@@ -374,12 +375,17 @@ def inputs_for(catalog: Catalog, shape: GpuShape, model: ModelProfile, algorithm
 
 
 def measured_inputs(catalog: Catalog, run: MeasuredRun) -> PlanInputs:
-    """The plan of a measured run: its node type's values (sized for that node type's default nodes, as rendered),
-    on the GPU and the GPU count it ran on, with its mean row."""
+    """The plan of a measured run: its node type's values (as rendered: for that node type's default nodes and the
+    run's model unless the entry says otherwise), run with the run's model on the GPU and the GPU count it ran on,
+    with its mean row."""
     shape = catalog.shapes[run.shape]
-    inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithms()[run.algorithm], shape.default_nodes,
+    algorithm = algorithms()[run.algorithm]
+    values = inputs_for(catalog, shape, catalog.models[run.values_model], algorithm,
+                        run.sized_nodes or shape.default_nodes)
+    inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithm, run.sized_nodes or shape.default_nodes,
                         run.gpus, run.row_tokens)
-    return replace(inputs, shape=replace(shape, gpu_model=run.gpu, gpu_memory_gib=run.gpu_memory_gib))
+    return replace(inputs, sizing=values.sizing,
+                   shape=replace(shape, gpu_model=run.gpu, gpu_memory_gib=run.gpu_memory_gib))
 
 
 def measured_plans(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> Measured:

@@ -73,7 +73,8 @@ def offload_fix(inputs: PlanInputs) -> Fix | None:
     """FSDP offload: the optimizer first, then the parameters too (veRL brings each back for its phase)."""
     sizing = inputs.sizing
     for param, optimizer in ((False, True), (True, True)):
-        if (param, optimizer) == (sizing.param_offload, sizing.optimizer_offload) or (sizing.param_offload and not param):
+        unchanged = (param, optimizer) == (sizing.param_offload, sizing.optimizer_offload)
+        if unchanged or (sizing.param_offload and not param):
             continue
         fix = _fix(f"--set ppo-job.actor.paramOffload={str(param).lower()},ppo-job.actor.optimizerOffload=true "
                    "(and the critic's and the reference's)",

@@ -67,7 +67,8 @@ def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: s
     rows = "rows planned at their full length" if full_rows else f"rows of {inputs.row_tokens:,.0f} tokens"
     lines = [
         f"plan: {model.name} ({model.params_billion:g}B parameters), {inputs.algorithm.name}, on {shape.name}: "
-        f"{nodes} node(s) x {shape.gpus_per_node} {shape.gpu_model} = {inputs.gpus} GPUs of {shape.gpu_memory_gib:g} GiB",
+        f"{nodes} node(s) x {shape.gpus_per_node} {shape.gpu_model} = {inputs.gpus} GPUs of "
+        f"{shape.gpu_memory_gib:g} GiB",
         f"values (veRL {verl_version}): {_settings_line(inputs)}",
         f"batch: {inputs.sizing.train_batch_size} prompts x {inputs.run.responses_per_prompt} response(s) of up to "
         f"{inputs.run.sequence_length} tokens, mini batch {inputs.sizing.ppo_mini_batch_size}; {rows}",
@@ -85,8 +86,8 @@ def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: s
             lines.append("what to change (each alone makes every phase fit):")
             lines.extend(f"  - {fix.change}: peak {fix.peak_gib:.1f} GiB ({fix.peak_phase})" for fix in fixes)
         else:
-            lines.append(f"no single change fits (token budget, micro batch, checkpointing, offload, the rollout's "
-                         f"share or tensor parallel, up to 16 nodes): a GPU with more memory, or a smaller model")
+            lines.append("no single change fits (token budget, micro batch, checkpointing, offload, the rollout's "
+                         "share or tensor parallel, up to 16 nodes): a GPU with more memory, or a smaller model")
     lines.extend(time_lines(planned))
     return "\n".join(lines) + "\n"
 

@@ -17,7 +17,7 @@ from generator.catalog import load_catalog
 from generator.cli import main
 from generator.measurements import MEASUREMENTS, measured_runs
 from generator.plan import (FORWARD_ACTIVATION_MIB_PER_TOKEN, Work, inputs_for, measured_inputs, measured_plans, plan,
-                            split, uses_reference)
+                            split, uses_reference, with_settings)
 from generator.planreport import measured_rows, measured_table
 
 CATALOG = load_catalog()
@@ -200,3 +200,31 @@ def test_cli_plan_refuses_a_malformed_argument(argv, message, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["plan", *argv])
     assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_rollout_share_without_room_for_its_weights_is_refused_and_tensor_parallel_offered():
+    """7B at tensor parallel 1 on 24 GiB: 0.4 of the GPU cannot hold 14.2 GiB of weights whatever else fits."""
+    from generator.planfixes import fixes, overflow_lines
+
+    shape = CATALOG.shapes["a10-24g-x4"]
+    sized = inputs_for(CATALOG, shape, CATALOG.models["qwen2.5-7b"], algorithms()["ppo"], 3)
+    assert plan(sized).fits and sized.sizing.tensor_parallel == 4
+    single = with_settings(sized, tensor_parallel=1)
+    assert ("gen cannot run: the rollout engine's share (0.4 of 24 GiB) does not hold its weights (14.2 GiB) and "
+            "workspace (2 GiB)") in overflow_lines(single)
+    assert [fix.change for fix in fixes(single)] == [
+        "--set ppo-job.rollout.gpuMemoryUtilization=0.4,ppo-job.rollout.tensorModelParallelSize=2"]
+
+
+def test_a_run_of_values_rendered_for_another_model_keeps_their_settings(tmp_path: Path):
+    """The ladder runs the seed's values (rendered for the guide's 0.5B) with larger models: `sizedModel` says so,
+    and the plan takes the settings of the values that ran, the memory of the model that ran."""
+    document = yaml.safe_load(MEASUREMENTS.read_text())
+    seed = next(entry for entry in document["runs"] if entry["name"] == "seed")
+    document["runs"] = [{**seed, "name": "seed-1.5b", "model": "qwen2.5-1.5b", "sizedModel": "qwen2.5-0.5b"}]
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    (run,) = measured_runs(path)
+    inputs = measured_inputs(CATALOG, run)
+    assert (inputs.model.name, inputs.sizing.micro_batch) == ("qwen2.5-1.5b", seed["settings"]["microBatch"])
+    assert inputs_for(CATALOG, CATALOG.shapes["seed-2gpu"], inputs.model, algorithms()["ppo"], 2).sizing.micro_batch < 4
