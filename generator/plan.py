@@ -222,9 +222,12 @@ def phase_memory(inputs: PlanInputs) -> list[PhaseMemory]:
         return parts
 
     def activations(phase: str) -> Part:
+        """A micro batch's activations; the actor's and the reference's hold the vocabulary's logits too (the
+        measured figures a token include them; the critic's, at the same figure, err large)."""
         tokens = work[phase].size
         per_token = train_per_token if phase.startswith("update_") else forward_per_token
-        return Part(f"activations of {tokens:,.0f} tokens", tokens * per_token)
+        what = "activations" if phase in ("values", "update_critic") else "activations and logits"
+        return Part(f"{what} of {tokens:,.0f} tokens", tokens * per_token)
 
     engine, problems, notes = engine_parts(inputs)
     phases = [PhaseMemory("gen", tuple(states), engine, problems, notes),
