@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -46,6 +46,8 @@ class MeasuredRun:
     seconds: dict[str, float]
     sized_model: str = ""  # the catalog model the values were rendered for, where not the run's model
     sized_nodes: int = 0  # the nodes the values were rendered for, where not the node type's default
+    cut_to_gpus: int = 0  # the node type cut to this many GPUs a node before rendering (lab/gpu/render_jobs.py)
+    overrides: dict[str, object] = field(default_factory=dict)  # Sizing fields set over the rendered values
 
     @property
     def values_model(self) -> str:
@@ -65,10 +67,30 @@ class MeasuredRun:
         return paths.ROOT / self.source
 
 
+# The YAML's setting names, each with the fields of generator/sizing.py's Sizing it is (the critic's micro batch is
+# the actor's, as the sizing sets it).
+SETTING_FIELDS = {
+    "trainTokenBudget": ("train_token_budget",),
+    "forwardTokenBudget": ("forward_token_budget",),
+    "microBatch": ("micro_batch", "critic_micro_batch"),
+    "logProbMicroBatch": ("log_prob_micro_batch",),
+    "gradientCheckpointing": ("gradient_checkpointing",),
+    "rolloutMemoryFraction": ("rollout_memory_fraction",),
+    "paramOffload": ("param_offload",),
+    "optimizerOffload": ("optimizer_offload",),
+}
+
+
 def _settings(entry: dict) -> MeasuredSettings:
-    return MeasuredSettings(entry["trainTokenBudget"], entry["forwardTokenBudget"], entry["microBatch"],
-                            entry["logProbMicroBatch"], entry["gradientCheckpointing"], entry["rolloutMemoryFraction"],
-                            entry["paramOffload"], entry["optimizerOffload"])
+    return MeasuredSettings(**{fields[0]: entry[name] for name, fields in SETTING_FIELDS.items()})
+
+
+def sizing_fields(entry: dict) -> dict[str, object]:
+    """Settings by the Sizing fields they set."""
+    unknown = set(entry) - set(SETTING_FIELDS)
+    if unknown:
+        raise ValueError(f"{MEASUREMENTS.name}: unknown settings {sorted(unknown)}; known: {', '.join(SETTING_FIELDS)}")
+    return {field: value for name, value in entry.items() for field in SETTING_FIELDS[name]}
 
 
 @lru_cache(maxsize=None)
@@ -81,5 +103,6 @@ def measured_runs(path: Path = MEASUREMENTS) -> tuple[MeasuredRun, ...]:
                                 _settings(entry["settings"]),
                                 measured["rows"], measured["tokensPerStep"], measured["peakAllocatedGiB"],
                                 measured["peakGpuMiB"], dict(measured["seconds"]), entry.get("sizedModel", ""),
-                                entry.get("sizedNodes", 0)))
+                                entry.get("sizedNodes", 0), entry.get("cutToGpus", 0),
+                                sizing_fields(entry.get("overrides", {}))))
     return tuple(runs)

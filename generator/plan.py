@@ -378,16 +378,16 @@ def inputs_for(catalog: Catalog, shape: GpuShape, model: ModelProfile, algorithm
 
 
 def measured_inputs(catalog: Catalog, run: MeasuredRun) -> PlanInputs:
-    """The plan of a measured run: its node type's values (as rendered: for that node type's default nodes and the
-    run's model unless the entry says otherwise), run with the run's model on the GPU and the GPU count it ran on,
-    with its mean row."""
+    """The plan of a measured run: its node type's values as rendered (for that node type, cut to fewer GPUs a node
+    where the entry says, its default nodes and the run's model unless the entry names others), with the entry's
+    overrides set over them, run with the run's model on the GPU and the GPU count it ran on, with its mean row."""
     shape = catalog.shapes[run.shape]
-    algorithm = algorithms()[run.algorithm]
-    values = inputs_for(catalog, shape, catalog.models[run.values_model], algorithm,
-                        run.sized_nodes or shape.default_nodes)
-    inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithm, run.sized_nodes or shape.default_nodes,
-                        run.gpus, run.row_tokens)
-    return replace(inputs, sizing=values.sizing,
+    if run.cut_to_gpus:
+        shape = replace(shape, name=f"{shape.name} cut to {run.cut_to_gpus} GPU(s)", gpus_per_node=run.cut_to_gpus)
+    algorithm, nodes = algorithms()[run.algorithm], run.sized_nodes or shape.default_nodes
+    values = inputs_for(catalog, shape, catalog.models[run.values_model], algorithm, nodes)
+    inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithm, nodes, run.gpus, run.row_tokens)
+    return replace(inputs, sizing=replace(values.sizing, **run.overrides),
                    shape=replace(shape, gpu_model=run.gpu, gpu_memory_gib=run.gpu_memory_gib))
 
 

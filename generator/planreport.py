@@ -112,7 +112,10 @@ def measured_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
         batching = (f"budget {settings.train_token_budget:,}" if settings.train_token_budget
                     else f"micro batch {settings.micro_batch}")
         checkpointing = "checkpointing " + ("on" if settings.gradient_checkpointing else "off")
-        rows.append([f"`{run.name}`", run.model, f"`{run.shape}`", f"{run.gpus} x {run.gpu}",
+        values = f"`{run.shape}`" + (f" cut to {run.cut_to_gpus} GPU(s)" if run.cut_to_gpus else "")
+        if run.sized_model:
+            values += f" for {run.sized_model}"
+        rows.append([f"`{run.name}`", run.model, values, f"{run.gpus} x {run.gpu}",
                      f"{batching}, {checkpointing}, rollout {settings.rollout_memory_fraction}",
                      _difference(planned.training_peak.allocated_gib, run.peak_allocated_gib),
                      _difference(planned.peak.gpu_gib, run.peak_gpu_gib),

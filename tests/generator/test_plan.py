@@ -228,3 +228,29 @@ def test_a_run_of_values_rendered_for_another_model_keeps_their_settings(tmp_pat
     inputs = measured_inputs(CATALOG, run)
     assert (inputs.model.name, inputs.sizing.micro_batch) == ("qwen2.5-1.5b", seed["settings"]["microBatch"])
     assert inputs_for(CATALOG, CATALOG.shapes["seed-2gpu"], inputs.model, algorithms()["ppo"], 2).sizing.micro_batch < 4
+
+
+def test_a_ladder_entry_plans_the_one_h200_values_the_lab_renders(tmp_path: Path):
+    """`cutToGpus: 1` is lab/gpu/render_jobs.py's one-H200 profile (the catalog's H200 node type cut to one GPU, the
+    run's model): the plan's settings are those of the values file the lab renders; `overrides` set over them."""
+    from lab.gpu.render_jobs import one_gpu_values
+
+    values = yaml.safe_load(one_gpu_values(Path(__file__).resolve().parents[2], "qwen2.5-1.5b", tmp_path).read_text())
+    document = yaml.safe_load(MEASUREMENTS.read_text())
+    ladder = {**document["runs"][0], "name": "generated-1.5b", "model": "qwen2.5-1.5b", "cutToGpus": 1,
+              "overrides": {"paramOffload": True}}
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump({"runs": [ladder]}))
+    (run,) = measured_runs(path)
+    sized = measured_inputs(CATALOG, run).sizing
+    job = values["ppo-job"]
+    assert (sized.train_token_budget, sized.forward_token_budget, sized.gradient_checkpointing,
+            sized.rollout_memory_fraction, sized.optimizer_offload) == (
+        job["actor"]["ppoMaxTokenLenPerGpu"], job["rollout"]["logProbMaxTokenLenPerGpu"],
+        job["model"].get("enableGradientCheckpointing", True), job["rollout"]["gpuMemoryUtilization"],
+        job["actor"]["optimizerOffload"])
+    assert sized.param_offload and not job["actor"]["paramOffload"]
+    misnamed = tmp_path / "misnamed.yaml"
+    misnamed.write_text(yaml.safe_dump({"runs": [{**ladder, "overrides": {"microBatches": 2}}]}))
+    with pytest.raises(ValueError, match="unknown settings \\['microBatches'\\]"):
+        measured_runs(misnamed)
