@@ -1,5 +1,6 @@
-"""What one GPU holds in each phase of a veRL 0.9.1 PPO step, and how long each phase takes, for the settings the
-sizing decides (generator/sizing.py: the same functions and constants).
+"""What one GPU holds in each phase of a veRL 0.9.1 step for the settings the sizing decides (generator/sizing.py:
+the same functions and constants), and the plan: that memory against the GPU's beside the seconds of each phase
+(generator/plantime.py).
 
 How veRL 0.9.1 holds memory (read from its source: workers/engine_workers.py, workers/engine/base.py and
 fsdp/transformer_impl.py, workers/rollout/vllm_rollout/):
@@ -16,15 +17,16 @@ fsdp/transformer_impl.py, workers/rollout/vllm_rollout/):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import Catalog, GpuShape, ModelProfile
 from generator.measurements import MeasuredRun
+from generator.plantime import Measured, StepTime, step_time
+from generator.planwork import PlanInputs, phase_work, uses_reference
 from generator.render import run_for, verl_version_for
 from generator.sizing import (ADAM_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM, MASTER_WEIGHT_BYTES_PER_PARAM,
-                              ROLLOUT_WORKSPACE_GIB, WEIGHT_BYTES_PER_PARAM, RunShape, Sizing, activation_gib_per_token,
+                              ROLLOUT_WORKSPACE_GIB, WEIGHT_BYTES_PER_PARAM, activation_gib_per_token,
                               activation_scale, rollout_gpu_bytes, size)
 
 # A forward-only pass (old log-probs, reference, values) keeps no activations for a backward pass: what it holds
@@ -45,32 +47,6 @@ RUNTIME_GIB = 2.7
 # What the awake engine takes beyond its gpu_memory_utilization share: 60,828 MiB more in nvidia-smi during the
 # rollout than between phases (same file: 74,883 against 14,055 MiB) against 0.4 of the H200's 140.4 GiB.
 ENGINE_BEYOND_SHARE_GIB = 3.2
-# Every model the measurements know has the measured H200's numbers; seconds on another GPU are not measured.
-MEASURED_GPU = "NVIDIA H200"
-PHASE_ORDER = ("gen", "update_weights", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor")
-
-
-@dataclass(frozen=True)
-class PlanInputs:
-    """A run to plan: the node type, the model, the algorithm, the settings sized for it, the GPUs FSDP shards
-    over and the mean row's prompt and response tokens (the full length unless a measured run says otherwise)."""
-
-    shape: GpuShape
-    model: ModelProfile
-    algorithm: Algorithm
-    run: RunShape
-    sizing: Sizing
-    gpus: int
-    row_tokens: float
-
-    @property
-    def rows(self) -> int:
-        """Samples a step: prompts x n."""
-        return self.sizing.train_batch_size * self.run.responses_per_prompt
-
-    @property
-    def params_per_gpu(self) -> float:
-        return self.model.params_billion * 1e9 / self.gpus
 
 
 @dataclass(frozen=True)
@@ -105,67 +81,8 @@ def _gib(value: float) -> float:
     return value / 2**30
 
 
-def uses_reference(algorithm: Algorithm) -> bool:
-    """veRL 0.9.1 builds the reference model only for a KL term in the reward or the loss (trainer/ppo/utils.py
-    need_reference_policy); PPO's `kl_ctrl.kl_coef` alone (files/algorithms.yaml `kl: coef`) builds none."""
-    return algorithm.kl in ("loss", "reward")
-
-
 def forward_gib_per_token(model: ModelProfile) -> float:
     return FORWARD_ACTIVATION_MIB_PER_TOKEN / 1024 * activation_scale(model)
-
-
-@dataclass(frozen=True)
-class Work:
-    """What a phase does on one GPU: `count` micro batches of `size` tokens each; the rollout: `count` decode steps of
-    `size` rows a replica. Below the measured size a micro batch or a decode step takes the measured time (both are
-    launch-bound there, docs/sizing.md "Where the time goes"); above it, time grows with the size."""
-
-    count: float
-    size: float
-    floor: bool = True  # False: time is linear in size (the weights' hand-over, the advantage)
-
-
-def split(rows: float, row_tokens: float, budget: int, fixed_rows: int) -> Work:
-    """Micro batches of rows: with a token budget veRL splits them into ceil(tokens / budget) micro batches of
-    balanced tokens (utils/seqlen_balancing.py rearrange_micro_batches); else into micro batches of fixed rows."""
-    if budget:
-        total = rows * row_tokens
-        count = math.ceil(total / budget)
-        return Work(count, max(row_tokens, total / count))
-    per = min(fixed_rows, rows)
-    return Work(math.ceil(rows / per), per * row_tokens)
-
-
-def phase_work(inputs: PlanInputs) -> dict[str, Work]:
-    """Each phase's work on one GPU in one step (PPO's one epoch: every mini batch once)."""
-    sizing, run = inputs.sizing, inputs.run
-    rows_per_gpu = inputs.rows / inputs.gpus
-    mini_rows_per_gpu = sizing.ppo_mini_batch_size * run.responses_per_prompt / inputs.gpus
-    mini_batches = sizing.train_batch_size // sizing.ppo_mini_batch_size
-
-    def forward(fixed_rows: int) -> Work:
-        return split(rows_per_gpu, inputs.row_tokens, sizing.forward_token_budget, fixed_rows)
-
-    def train(fixed_rows: int) -> Work:
-        one = split(mini_rows_per_gpu, inputs.row_tokens, sizing.train_token_budget, fixed_rows)
-        return Work(one.count * mini_batches, one.size)
-
-    replicas = max(1, inputs.gpus // sizing.tensor_parallel)
-    work = {"gen": Work(run.max_response_length, inputs.rows / replicas),
-            "update_weights": Work(1, inputs.model.params_billion, floor=False),
-            "old_log_prob": forward(sizing.log_prob_micro_batch),
-            "ref": forward(sizing.ref_log_prob_micro_batch),
-            # veRL's critic forward takes its micro batch from the training one (forward_micro_batch_size_per_gpu).
-            "values": forward(sizing.critic_micro_batch),
-            "adv": Work(1, inputs.rows, floor=False),
-            "update_critic": train(sizing.critic_micro_batch),
-            "update_actor": train(sizing.micro_batch)}
-    if not uses_reference(inputs.algorithm):
-        del work["ref"]
-    if not inputs.algorithm.critic:
-        del work["values"], work["update_critic"]
-    return work
 
 
 def resident(inputs: PlanInputs) -> list[Part]:
@@ -240,95 +157,6 @@ def phase_memory(inputs: PlanInputs) -> list[PhaseMemory]:
         phases.append(PhaseMemory("update_critic", (*states, *loaded("critic", True), activations("update_critic"))))
     phases.append(PhaseMemory("update_actor", (*states, *loaded("actor", True), activations("update_actor"))))
     return phases
-
-
-@dataclass(frozen=True)
-class PhaseTime:
-    name: str
-    seconds: float
-    extrapolated: tuple[str, ...] = ()  # why the figure is not a measurement; empty: measured
-
-
-@dataclass(frozen=True)
-class StepTime:
-    reference: MeasuredRun | None
-    phases: tuple[PhaseTime, ...] = ()
-    rest_seconds: float = 0.0  # the step's time outside the phases veRL times (the driver), as measured
-    tokens_per_step: float = 0.0
-
-    @property
-    def seconds(self) -> float:
-        return sum(phase.seconds for phase in self.phases) + self.rest_seconds
-
-    @property
-    def tokens_per_second(self) -> float:
-        return self.tokens_per_step / self.seconds if self.seconds else 0.0
-
-
-Measured = tuple[tuple[MeasuredRun, PlanInputs], ...]  # each measured run with the plan of what it ran
-
-
-def _same_batching(inputs: PlanInputs, run: MeasuredRun) -> bool:
-    return bool(inputs.sizing.dynamic_batching) == bool(run.settings.train_token_budget)
-
-
-def time_reference(inputs: PlanInputs, measured: Measured) -> tuple[MeasuredRun, PlanInputs] | None:
-    """The measured run whose seconds fit this plan best: the same batching (token budgets or fixed micro batches),
-    then the same algorithm, then the nearest model size, then the same checkpointing; of equal ones the first."""
-    return min(measured, default=None, key=lambda pair: (
-        not _same_batching(inputs, pair[0]), pair[0].algorithm != inputs.algorithm.name,
-        abs(math.log(pair[1].model.params_billion / inputs.model.params_billion)),
-        pair[0].settings.gradient_checkpointing != inputs.sizing.gradient_checkpointing))
-
-
-def differences(inputs: PlanInputs, run: MeasuredRun, theirs: PlanInputs) -> list[str]:
-    """Every way this plan differs from the measured run it takes its seconds from."""
-    found = []
-    if inputs.model.params_billion != theirs.model.params_billion:
-        found.append(f"{inputs.model.params_billion:g}B parameters against {theirs.model.params_billion:g}B, "
-                     "scaled linearly")
-    if inputs.shape.gpu_model != run.gpu:
-        found.append(f"measured on {run.gpu} only")
-    if inputs.gpus != run.gpus:
-        found.append(f"{inputs.gpus} GPUs against {run.gpus}: no communication counted")
-    if not _same_batching(inputs, run):
-        found.append("measured with the other batching (token budgets against fixed micro batches)")
-    if inputs.sizing.gradient_checkpointing != run.settings.gradient_checkpointing:
-        found.append("measured with gradient checkpointing " + ("on" if run.settings.gradient_checkpointing else "off"))
-    if inputs.algorithm.name != run.algorithm:
-        found.append(f"measured with {run.algorithm}")
-    return found
-
-
-def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
-    """Each phase's seconds from the reference run's: its seconds a micro batch (a decode step for the rollout),
-    times this plan's count of them, times their size against the measured one where larger (launch-bound below),
-    times the parameters a GPU against the measured model's (linear: a bound from above where the measured model
-    was launch-bound); the weights' hand-over by parameters, the advantage by rows."""
-    tokens_per_step = inputs.rows * inputs.row_tokens
-    chosen = time_reference(inputs, measured)
-    if chosen is None:
-        return StepTime(None, tokens_per_step=tokens_per_step)
-    run, theirs = chosen
-    mine, their_work = phase_work(inputs), phase_work(theirs)
-    shared = differences(inputs, run, theirs)
-    phases = []
-    for name in PHASE_ORDER:
-        if name not in mine:
-            continue
-        source = name if name in run.seconds else "old_log_prob"  # the reference pass: the same forward
-        ours, measured_work = mine[name], their_work[source]
-        size = ours.size / measured_work.size
-        scale = ours.count / measured_work.count * (max(1.0, size) if ours.floor else size)
-        if name == "gen":  # a decode step reads the replica's weights shard
-            scale *= (inputs.model.params_billion / inputs.sizing.tensor_parallel) / (
-                theirs.model.params_billion / theirs.sizing.tensor_parallel)
-        elif ours.floor:
-            scale *= inputs.model.params_billion / theirs.model.params_billion
-        why = shared + ([] if source == name else [f"taken as {source}'s"])
-        phases.append(PhaseTime(name, run.seconds[source] * scale, tuple(why)))
-    rest = run.seconds["step"] - sum(seconds for name, seconds in run.seconds.items() if name != "step")
-    return StepTime(run, tuple(phases), max(0.0, rest), tokens_per_step)
 
 
 @dataclass(frozen=True)

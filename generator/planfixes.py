@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from generator.plan import PlanInputs, phase_memory, plan, with_settings
+from generator.plan import phase_memory, plan, with_settings
+from generator.planwork import PlanInputs
 from generator.sizing import ROLLOUT_WORKSPACE_GIB, rollout_gpu_bytes
 
 MAX_NODES = 16  # the most nodes the plan tries before it says more GPUs do not help

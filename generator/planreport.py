@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from generator.catalog import Catalog
 from generator.measurements import MeasuredRun
-from generator.plan import Plan, PlanInputs, measured_plans, plan
+from generator.plan import Plan, measured_plans, plan
 from generator.planfixes import Fix, overflow_lines
+from generator.planwork import PlanInputs
 
 
 def _settings_line(inputs: PlanInputs) -> str:

@@ -16,8 +16,9 @@ from generator.algorithms import algorithms
 from generator.catalog import load_catalog
 from generator.cli import main
 from generator.measurements import MEASUREMENTS, measured_runs
-from generator.plan import (FORWARD_ACTIVATION_MIB_PER_TOKEN, Work, inputs_for, measured_inputs, measured_plans, plan,
-                            split, uses_reference, with_settings)
+from generator.plan import (FORWARD_ACTIVATION_MIB_PER_TOKEN, inputs_for, measured_inputs, measured_plans, plan,
+                            with_settings)
+from generator.planwork import Work, split, uses_reference
 from generator.planreport import measured_rows, measured_table
 
 CATALOG = load_catalog()
