@@ -22,7 +22,7 @@ from generator.helm import HelmInputs, HelmMissing
 from generator.measurements import measured_runs
 from generator.plan import inputs_for, measured_plans, plan
 from generator.planfixes import fixes
-from generator.planreport import plan_text
+from generator.planreport import model_error, plan_text
 from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
                               verl_version_for, write)
 from generator.schema import chart_schemas
@@ -64,7 +64,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     planned = plan(inputs, measured_plans(catalog, measured_runs()))
     found = () if planned.fits else fixes(inputs, lambda more: inputs_for(catalog, shape, model, algorithm, more,
                                                                            row_tokens=args.row_tokens))
-    print(plan_text(planned, found, nodes, inputs.run.verl_version, not args.row_tokens), end="")
+    error = model_error(catalog, measured_runs())
+    print(plan_text(planned, found, nodes, inputs.run.verl_version, not args.row_tokens, error), end="")
     return 0 if planned.fits else 1
 
 

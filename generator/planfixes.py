@@ -4,11 +4,12 @@ those with which every phase fits, each as the values to set."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
 from generator.plan import phase_memory, plan, with_settings
-from generator.planwork import PlanInputs
+from generator.planwork import PlanInputs, uses_reference
 from generator.sizing import ROLLOUT_WORKSPACE_GIB, rollout_gpu_bytes
 
 MAX_NODES = 16  # the most nodes the plan tries before it says more GPUs do not help
@@ -30,6 +31,15 @@ def _fix(change: str, inputs: PlanInputs) -> Fix | None:
     return Fix(change, planned.peak.gpu_gib, planned.peak.name) if planned.fits else None
 
 
+def set_values(inputs: PlanInputs, values: dict[str, object]) -> str:
+    """`--set` of ppo-job's values, leaving out the critic's and the reference's where the run has none."""
+    kept = {key: value for key, value in values.items()
+            if not (key.startswith("critic.") and not inputs.algorithm.critic)
+            and not (key.startswith("ref.") and not uses_reference(inputs.algorithm))}
+    return "--set " + ",".join(f"ppo-job.{key}={str(value).lower() if isinstance(value, bool) else value}"
+                               for key, value in kept.items())
+
+
 def budget_fix(inputs: PlanInputs) -> Fix | None:
     """The largest token budget (a power of two, at least one whole row as the rulebook wants) that fits; the
     forward-only passes at twice it, as the sizing sets them."""
@@ -40,8 +50,10 @@ def budget_fix(inputs: PlanInputs) -> Fix | None:
     while budget >= inputs.run.sequence_length:
         changed = with_settings(inputs, train_token_budget=budget, forward_token_budget=2 * budget)
         if _fits(changed):
-            return _fix(f"--set ppo-job.actor.ppoMaxTokenLenPerGpu={budget} (and the critic's; the log-prob and "
-                        f"reference passes' logProbMaxTokenLenPerGpu={2 * budget})", changed)
+            return _fix(set_values(inputs, {
+                "actor.ppoMaxTokenLenPerGpu": budget, "critic.ppoMaxTokenLenPerGpu": budget,
+                "rollout.logProbMaxTokenLenPerGpu": 2 * budget, "ref.logProbMaxTokenLenPerGpu": 2 * budget,
+                "critic.forwardMaxTokenLenPerGpu": 2 * budget}), changed)
         budget //= 2
     return None
 
@@ -57,8 +69,10 @@ def micro_batch_fix(inputs: PlanInputs) -> Fix | None:
                                 log_prob_micro_batch=min(sizing.log_prob_micro_batch, 2 * micro),
                                 ref_log_prob_micro_batch=min(sizing.ref_log_prob_micro_batch, micro))
         if _fits(changed):
-            return _fix(f"--set ppo-job.actor.ppoMicroBatchSizePerGpu={micro} (and the critic's; log-prob "
-                        f"{changed.sizing.log_prob_micro_batch})", changed)
+            return _fix(set_values(inputs, {
+                "actor.ppoMicroBatchSizePerGpu": micro, "critic.ppoMicroBatchSizePerGpu": micro,
+                "rollout.logProbMicroBatchSizePerGpu": changed.sizing.log_prob_micro_batch,
+                "ref.logProbMicroBatchSizePerGpu": changed.sizing.ref_log_prob_micro_batch}), changed)
         micro //= 2
     return None
 
@@ -77,8 +91,9 @@ def offload_fix(inputs: PlanInputs) -> Fix | None:
         unchanged = (param, optimizer) == (sizing.param_offload, sizing.optimizer_offload)
         if unchanged or (sizing.param_offload and not param):
             continue
-        fix = _fix(f"--set ppo-job.actor.paramOffload={str(param).lower()},ppo-job.actor.optimizerOffload=true "
-                   "(and the critic's and the reference's)",
+        fix = _fix(set_values(inputs, {"actor.paramOffload": param, "actor.optimizerOffload": optimizer,
+                                       "ref.paramOffload": param, "critic.paramOffload": param,
+                                       "critic.optimizerOffload": optimizer}),
                    with_settings(inputs, param_offload=param, optimizer_offload=optimizer))
         if fix:
             return fix
@@ -93,14 +108,17 @@ def rollout_fix(inputs: PlanInputs) -> Fix | None:
     tp = sizing.tensor_parallel
     while tp <= min(shape.gpus_per_node, inputs.gpus):
         weights, kv_need = rollout_gpu_bytes(inputs.model, inputs.run, tp, inputs.gpus)
-        least = ((weights + kv_need / max(1, inputs.rows)) / 2**30 + ROLLOUT_WORKSPACE_GIB) / shape.gpu_memory_gib
+        one_row = kv_need / math.ceil(inputs.rows / max(1, inputs.gpus // tp))
+        least = ((weights + one_row) / 2**30 + ROLLOUT_WORKSPACE_GIB) / shape.gpu_memory_gib
         fraction = sizing.rollout_memory_fraction if tp != sizing.tensor_parallel else \
             round(sizing.rollout_memory_fraction - 0.05, 2)
         while fraction >= least:
             changed = with_settings(inputs, tensor_parallel=tp, rollout_memory_fraction=fraction)
             if _fits(changed):
-                tp_change = "" if tp == sizing.tensor_parallel else f",ppo-job.rollout.tensorModelParallelSize={tp}"
-                return _fix(f"--set ppo-job.rollout.gpuMemoryUtilization={fraction}{tp_change}", changed)
+                values = {"rollout.gpuMemoryUtilization": fraction}
+                if tp != sizing.tensor_parallel:
+                    values["rollout.tensorModelParallelSize"] = tp
+                return _fix(set_values(inputs, values), changed)
             fraction = round(fraction - 0.05, 2)
         tp *= 2
     return None

@@ -62,7 +62,9 @@ def time_lines(planned: Plan) -> list[str]:
     return lines
 
 
-def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: str, full_rows: bool) -> str:
+def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: str, full_rows: bool,
+              error: float = 0.0) -> str:
+    """error: the plan's largest error at the measured runs (model_error); a fit closer than that is said to be."""
     inputs = planned.inputs
     shape, model = inputs.shape, inputs.model
     rows = "rows planned at their full length" if full_rows else f"rows of {inputs.row_tokens:,.0f} tokens"
@@ -81,6 +83,8 @@ def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: s
     if planned.fits:
         lines.append(f"fits: the peak is {peak.name}, {peak.gpu_gib:.1f} of {shape.gpu_memory_gib:g} GiB "
                      f"({peak.gpu_gib / shape.gpu_memory_gib:.0%})")
+        if peak.gpu_gib * (1 + error) > shape.gpu_memory_gib:
+            lines.append(f"  narrowly: within the plan's error at the measured runs ({error:.0%}, docs/sizing.md)")
     else:
         lines.append("does not fit: " + "; ".join(overflow_lines(inputs)))
         if fixes:
@@ -102,6 +106,15 @@ def _difference(predicted: float, measured: float | None) -> str:
 def measured_rows(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> list[tuple[MeasuredRun, Plan]]:
     measured = measured_plans(catalog, runs)
     return [(run, plan(inputs, measured)) for run, inputs in measured]
+
+
+def model_error(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> float:
+    """The plan's largest relative error at the measured runs, either peak."""
+    errors = [abs(predicted / measured - 1) for run, planned in measured_rows(catalog, runs)
+              for predicted, measured in ((planned.peak.gpu_gib, run.peak_gpu_gib),
+                                          (planned.training_peak.allocated_gib, run.peak_allocated_gib))
+              if measured]
+    return max(errors, default=0.0)
 
 
 def measured_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:

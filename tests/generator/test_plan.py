@@ -122,7 +122,7 @@ def test_cli_plan_of_a_node_type_that_fits(capsys):
     print(out)
     for phase in ("gen", "old_log_prob", "values", "update_critic", "update_actor"):
         assert any(line.startswith(f"{phase} ") for line in out.splitlines()), phase
-    assert "fits: the peak is gen" in out and "OVERFLOWS" not in out
+    assert "fits: the peak is gen" in out and "OVERFLOWS" not in out and "narrowly" not in out
     assert "token budgets 16,384 (training) / 32,768 (forward-only)" in out
     assert "KV cache" in out and "activations of" in out and "actor Adam" in out
     assert "tokens/s over 8 GPUs" in out and "from the measured run `generated`" in out
@@ -255,3 +255,12 @@ def test_a_ladder_entry_plans_the_one_h200_values_the_lab_renders(tmp_path: Path
     misnamed.write_text(yaml.safe_dump({"runs": [{**ladder, "overrides": {"microBatches": 2}}]}))
     with pytest.raises(ValueError, match="unknown settings \\['microBatches'\\]"):
         measured_runs(misnamed)
+
+
+def test_cli_plan_says_a_fit_is_narrow_within_its_error_at_the_measured_runs(capsys):
+    from generator.planreport import model_error
+
+    error = model_error(CATALOG, RUNS)
+    assert 0 < error <= TOLERANCE
+    assert main(["plan", "--shape", "l20-48g-x8", "--model", "qwen2.5-7b"]) == 0
+    assert f"  narrowly: within the plan's error at the measured runs ({error:.0%}" in capsys.readouterr().out
