@@ -29,6 +29,8 @@ from generator.sizing import (ADAM_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM, MA
                               ROLLOUT_WORKSPACE_GIB, WEIGHT_BYTES_PER_PARAM, activation_gib_per_token,
                               activation_scale, rollout_gpu_bytes, size)
 
+# The veRL whose source the memory model follows (and whose runs measured it).
+MODELLED_VERL = "0.9.1"
 # A forward-only pass (old log-probs, reference, values) keeps no activations for a backward pass: what it holds
 # a token is the vocabulary's bf16 tensors (logits, and the entropy's softmax and product: 3 x 151,936 x 2 bytes,
 # 0.87 MiB) and one layer's transient. Not measured apart: the 2026-12-03b generated run bounds it at 1.14 MiB

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from generator.catalog import Catalog
 from generator.measurements import MeasuredRun
-from generator.plan import Plan, measured_plans, plan
+from generator.plan import MODELLED_VERL, Plan, measured_plans, plan
 from generator.planfixes import Fix, overflow_lines
 from generator.planwork import PlanInputs
 
@@ -75,8 +75,10 @@ def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: s
         f"values (veRL {verl_version}): {_settings_line(inputs)}",
         f"batch: {inputs.sizing.train_batch_size} prompts x {inputs.run.responses_per_prompt} response(s) of up to "
         f"{inputs.run.sequence_length} tokens, mini batch {inputs.sizing.ppo_mini_batch_size}; {rows}",
-        "memory a GPU, as veRL 0.9.1 holds it (torch: the training process's allocation, what max_memory_allocated "
-        "reports; GPU: what nvidia-smi shows)",
+        f"memory a GPU, as veRL {MODELLED_VERL} holds it (torch: the training process's allocation, what "
+        "max_memory_allocated reports; GPU: what nvidia-smi shows)"
+        + ("" if verl_version == MODELLED_VERL else f"; these values run veRL {verl_version}: this is them run "
+           f"with veRL {MODELLED_VERL} (--set-string ppo-job.verlVersion={MODELLED_VERL}), as the measured seed run did"),
         *memory_lines(planned),
     ]
     peak = planned.peak

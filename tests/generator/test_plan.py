@@ -264,3 +264,11 @@ def test_cli_plan_says_a_fit_is_narrow_within_its_error_at_the_measured_runs(cap
     assert 0 < error <= TOLERANCE
     assert main(["plan", "--shape", "l20-48g-x8", "--model", "qwen2.5-7b"]) == 0
     assert f"  narrowly: within the plan's error at the measured runs ({error:.0%}" in capsys.readouterr().out
+
+
+def test_cli_plan_of_values_for_another_verl_says_it_plans_them_under_the_modelled_one(capsys):
+    assert main(["plan", "--shape", "seed-2gpu", "--model", "qwen2.5-0.5b"]) == 0
+    out = capsys.readouterr().out
+    assert "values (veRL 0.4.1): fixed micro batches 4 / 8 / 4 rows" in out
+    assert "these values run veRL 0.4.1: this is them run with veRL 0.9.1" in out
+    assert "from the measured run `seed`" in out
