@@ -78,7 +78,8 @@ def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: s
         f"memory a GPU, as veRL {MODELLED_VERL} holds it (torch: the training process's allocation, what "
         "max_memory_allocated reports; GPU: what nvidia-smi shows)"
         + ("" if verl_version == MODELLED_VERL else f"; these values run veRL {verl_version}: this is them run "
-           f"with veRL {MODELLED_VERL} (--set-string ppo-job.verlVersion={MODELLED_VERL}), as the measured seed run did"),
+           f"with veRL {MODELLED_VERL} (--set-string ppo-job.verlVersion={MODELLED_VERL}), as the measured seed "
+           "run did"),
         *memory_lines(planned),
     ]
     peak = planned.peak
