@@ -42,7 +42,7 @@ class MeasuredRun:
     rows: int
     tokens_per_step: float
     peak_allocated_gib: float | None
-    peak_gpu_mib: float
+    peak_gpu_mib: float | None  # None where the run ended before nvidia-smi's figure was kept
     seconds: dict[str, float]
     sized_model: str = ""  # the catalog model the values were rendered for, where not the run's model
     sized_nodes: int = 0  # the nodes the values were rendered for, where not the node type's default
@@ -59,8 +59,8 @@ class MeasuredRun:
         return self.tokens_per_step / self.rows
 
     @property
-    def peak_gpu_gib(self) -> float:
-        return self.peak_gpu_mib / 1024
+    def peak_gpu_gib(self) -> float | None:
+        return self.peak_gpu_mib / 1024 if self.peak_gpu_mib is not None else None
 
     @property
     def source_path(self) -> Path:

@@ -30,7 +30,7 @@ def test_every_measured_run_is_predicted_within_20_percent():
     print("\n" + measured_table(CATALOG, RUNS))
     misses = []
     for run, planned in measured_rows(CATALOG, RUNS):
-        pairs = [("GPU (nvidia-smi)", planned.peak.gpu_gib, run.peak_gpu_gib)]
+        pairs = [("GPU (nvidia-smi)", planned.peak.gpu_gib, run.peak_gpu_gib)] if run.peak_gpu_mib else []
         if run.peak_allocated_gib is not None:
             pairs.append(("torch allocated", planned.training_peak.allocated_gib, run.peak_allocated_gib))
         misses += [f"{run.name}: {what} planned {predicted:.1f} GiB, measured {measured:.1f}"
@@ -43,11 +43,12 @@ def test_every_measured_run_is_predicted_within_20_percent():
 def test_a_measured_entry_holds_its_results_json_figures(run):
     """Copied figures equal the JSON's; every setting the entry names is in the command the run ran."""
     result = json.loads(run.source_path.read_text())["runs"][run.run]
-    assert result["exit_code"] == 0
+    # A run whose machine was taken back after its steady steps keeps those steps' figures, saying so.
+    assert result["exit_code"] == 0 or (result["exit_code"] is None and "taken back" in result["note"])
     assert (run.rows, run.tokens_per_step) == (result["rollout_rows"], result["tokens_per_step"])
     assert run.peak_allocated_gib == (round(result["torch_max_allocated_gib"], 3)
                                       if result["torch_max_allocated_gib"] is not None else None)
-    assert run.peak_gpu_mib == max(result["nvidia_smi_peak_mib"])
+    assert run.peak_gpu_mib == (max(result["nvidia_smi_peak_mib"]) if result["nvidia_smi_peak_mib"] else None)
     assert run.seconds == {name: result["timing_s"][name] for name in run.seconds}
     assert f"'trainer.n_gpus_per_node={run.gpus}'" in result["entrypoint"]
     words = set(shlex.split(result["entrypoint"]))
