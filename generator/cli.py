@@ -26,7 +26,7 @@ from generator.planreport import model_error, plan_text
 from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
                               verl_version_for, write)
 from generator.schema import chart_schemas
-from generator.sizing import RESOURCE_SHARE
+from generator.runshape import RESOURCE_SHARE
 from generator.summary import summarize
 from generator.valuesdoc import readmes
 
