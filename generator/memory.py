@@ -55,8 +55,8 @@ ROLLOUT_WORKSPACE_GIB = 2
 # 0.5B without it: (38.71 - 12.9) GiB over 8,766 tokens, 3.0 MiB (2026-12-03b). Checkpointing keeps a layer's input
 # (24 layers x 896 x 2 bytes: 0.04 MiB) and one layer's activations at a time (1/24 of the layers' part), so
 # 2.98 = V + L and 1.54 = V + L / 24 + 0.04 give the layers' part L = 1.55 and the vocabulary's V = 1.43. At 1.5B
-# with checkpointing this plans 1.62 MiB a token; the 2026-12-03c run measured (48.42 - 40.25) GiB over its 5,869-token
-# micro batches, 1.39 MiB (the plan errs large: +2% on the peak).
+# with checkpointing this plans 1.62 MiB a token; the 2026-12-03c run measured (48.42 - 40.16) GiB over its 5,869-token
+# micro batches, 1.44 MiB (the plan errs large: +3% on the peak).
 VOCABULARY_MIB_PER_TOKEN = 1.43
 LAYER_MIB_PER_TOKEN = {False: 1.55, True: 0.11}  # at 0.5B, by gradient checkpointing
 MEASURED_PARAMS_BILLION = 0.49
