@@ -168,7 +168,8 @@ def dashboard() -> dict:
         "title": "veRL rollout (vLLM, SGLang)",
         "uid": UID,
         "description": (f"The vLLM and SGLang servers of veRL's async rollout; metric names of vLLM "
-                        f"{pinned_vllm_version()} ({VLLM.source}) and SGLang {pinned_sglang_version()} ({SGLANG.source})."),
+                        f"{pinned_vllm_version()} ({VLLM.source}) and SGLang {pinned_sglang_version()} "
+                        f"({SGLANG.source})."),
         "tags": ["verl-ppo", "vllm", "sglang"],
         "schemaVersion": 39,
         "version": 1,

@@ -90,19 +90,23 @@ def test_basic_auth_in_front_of_the_token_is_refused(helm):
 def test_the_token_is_refused_on_the_charts_default_image_whose_ray_predates_it(helm):
     """The chart knows its default image's Ray (files/images.yaml): there the token would be ignored by Ray while the
     chart counted it as the Ingress's access control, whatever raycluster.rayVersion claims."""
-    result = helm_cli.template(helm, "--set", "global.rayAuth.tokenSecret=ray-token", "--set", "raycluster.rayVersion=2.60.0")
+    result = helm_cli.template(helm, "--set", "global.rayAuth.tokenSecret=ray-token",
+                               "--set", "raycluster.rayVersion=2.60.0")
     assert result.returncode != 0
     assert "global.rayAuth.tokenSecret=ray-token: turns on Ray's token" in result.output
     assert "Ray <2.52.0" in result.output and "--set global.image.tag=<tag>" in result.output
 
 
 @pytest.mark.parametrize(("where", "field"), [
-    (["--set", "raycluster.env[0].name=RAY_AUTH_MODE", "--set", "raycluster.env[0].value=disabled"], "raycluster.env[0]"),
-    (["--set", "raycluster.head.env[0].name=RAY_AUTH_TOKEN", "--set", "raycluster.head.env[0].valueFrom.secretKeyRef.name=other",
+    (["--set", "raycluster.env[0].name=RAY_AUTH_MODE", "--set", "raycluster.env[0].value=disabled"],
+     "raycluster.env[0]"),
+    (["--set", "raycluster.head.env[0].name=RAY_AUTH_TOKEN",
+      "--set", "raycluster.head.env[0].valueFrom.secretKeyRef.name=other",
       "--set", "raycluster.head.env[0].valueFrom.secretKeyRef.key=t"], "raycluster.head.env[0]"),
     (["--set", "raycluster.worker.env[0].name=RAY_AUTH_TOKEN_PATH", "--set", "raycluster.worker.env[0].value=/tmp/t"],
      "raycluster.worker.env[0]"),
-    (["--set", "raycluster.extraSecretEnv.RAY_AUTH_TOKEN.secretName=other", "--set", "raycluster.extraSecretEnv.RAY_AUTH_TOKEN.key=t"],
+    (["--set", "raycluster.extraSecretEnv.RAY_AUTH_TOKEN.secretName=other",
+      "--set", "raycluster.extraSecretEnv.RAY_AUTH_TOKEN.key=t"],
      "raycluster.extraSecretEnv.RAY_AUTH_TOKEN"),
     (["--set", "ppo-job.runtimeEnv.env.RAY_AUTH_MODE=disabled"], "ppo-job.runtimeEnv.env.RAY_AUTH_MODE"),
 ])
@@ -122,7 +126,8 @@ def test_a_load_balancer_head_behind_the_token_is_accepted(helm, validator):
     assert refused.returncode != 0 and "raycluster.head.serviceType=LoadBalancer" in refused.output
     assert "--set global.rayAuth.tokenSecret=<Secret>" in refused.output
     documents = render(helm, validator, *balancer, *TOKEN)
-    assert next(d for d in documents if d["kind"] == "RayCluster")["spec"]["headGroupSpec"]["serviceType"] == "LoadBalancer"
+    cluster = next(d for d in documents if d["kind"] == "RayCluster")
+    assert cluster["spec"]["headGroupSpec"]["serviceType"] == "LoadBalancer"
 
 
 def test_the_tensorboard_path_needs_an_access_control_the_token_is_not(helm, validator):
@@ -131,7 +136,8 @@ def test_the_tensorboard_path_needs_an_access_control_the_token_is_not(helm, val
     tensorboard = ["--set", "raycluster.ingress.enabled=true", *DASHBOARD_PEERS, *TOKEN,
                    "--set", "global.tensorboard.enabled=true", "--set", "global.tensorboard.ingressPath=/tensorboard"]
     refused = helm_cli.template(helm, *tensorboard)
-    assert refused.returncode != 0 and "global.tensorboard.ingressPath=/tensorboard: publishes TensorBoard" in refused.output
+    assert refused.returncode != 0
+    assert "global.tensorboard.ingressPath=/tensorboard: publishes TensorBoard" in refused.output
     assert "--set global.tensorboard.ingressAllowUnauthenticated=true" in refused.output
     for control in (["--set", "raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}"],
                     ["--set", "global.tensorboard.ingressAllowUnauthenticated=true"]):

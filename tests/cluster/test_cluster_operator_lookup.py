@@ -58,8 +58,9 @@ def test_the_operator_is_found_where_its_pods_run_and_notes_say_so(local_cluster
         core.create_namespaced_pod("default", {**pod, "metadata": {"name": "posing", "labels": OPERATOR_LABELS}})
         refused = dry_run(local_cluster.helm(helm_binaries()["helm4"]))
         assert refused.returncode != 0
-        assert "raycluster.networkPolicy.kubeRayOperator.namespace=\"\": is empty and pods with the KubeRay operator's " \
-               f"labels run in 2 namespaces (default, {OPERATOR_NAMESPACE})" in refused.stderr, refused.stderr
+        field = 'raycluster.networkPolicy.kubeRayOperator.namespace="": is empty'
+        assert f"{field} and pods with the KubeRay operator's labels run in 2 namespaces (default, " \
+               f"{OPERATOR_NAMESPACE})" in refused.stderr, refused.stderr
     finally:
         # Gone at once (no grace period), not left to the namespace's deletion: the next case sees no operator pods.
         for found in core.list_pod_for_all_namespaces(label_selector="app.kubernetes.io/name=kuberay-operator").items:
