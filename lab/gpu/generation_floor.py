@@ -81,7 +81,8 @@ def main() -> int:
         outputs = llm.generate(requests, sampling, use_tqdm=False)
         seconds.append(round(time.perf_counter() - start, 3))
         generated = sum(len(sample.token_ids) for output in outputs for sample in output.outputs)
-    result = {"engine": engine, "prompts": len(requests), "samples_per_prompt": samples_per_prompt,
+    result = {"model_path": model_path, "engine": engine, "prompts": len(requests),
+              "samples_per_prompt": samples_per_prompt,
               "prompt_tokens_mean": round(sum(map(len, token_ids)) / len(token_ids), 1),
               "response_length": response_length, "generated_tokens": generated, "startup_s": round(startup, 1),
               "seconds": seconds, "floor_s": min(seconds),
