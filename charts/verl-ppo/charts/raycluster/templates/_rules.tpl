@@ -421,7 +421,9 @@
      Ingress's own (any but the token), or its opt-in. */}}
 {{- define "raycluster.rules.tensorboardPathUnguarded" -}}
 {{- $tensorboard := .Values.global.tensorboard -}}
-{{- if and $tensorboard.ingressPath .Values.ingress.enabled (not $tensorboard.ingressAllowUnauthenticated) -}}
+{{- $rayAuth := include "verl-ppo.rayAuthSecret" . -}}
+{{- if and $rayAuth $tensorboard.ingressPath .Values.ingress.enabled (not $tensorboard.ingressAllowUnauthenticated) -}}
+{{- /* Without the token, an Ingress with no control at all is raycluster.rules.ingressAccessControl's to report. */ -}}
 {{- $controls := without (include "raycluster.ingressAccessControls" .Values | fromJsonArray) "rayAuth" -}}
 {{- if not $controls -}}
 {{- $problem := cat "publishes TensorBoard on the dashboard Ingress, whose only access control is Ray's token"
