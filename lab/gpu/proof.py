@@ -325,13 +325,14 @@ def rollout_figures(entrypoint: str, summary: dict, floor: dict | None) -> dict:
             "rollout_over_floor": round(gen / floor["floor_s"], 2) if gen and same_batch else None}
 
 
-def generation_floor(run: dict, out: Path) -> dict | None:
-    """vLLM's own time for the run's rollout batch, in a process of its own before Ray takes the GPU."""
-    path = out / f"generation-floor-{run['model_size']}.json"
-    say(f"generation floor: vLLM alone on {run['run']}'s batch")
+def generation_floor(run: dict, out: Path, engine: str = "offline") -> dict | None:
+    """vLLM's own time for the run's rollout batch, in a process of its own before Ray takes the GPU; engine
+    async: through vLLM's asynchronous engine as veRL's rollout server runs it (lab/gpu/generation_floor.py)."""
+    path = out / f"generation-floor-{'async-' if engine == 'async' else ''}{run['model_size']}.json"
+    say(f"generation floor ({engine}): vLLM alone on {run['run']}'s batch")
     try:
-        done = subprocess.run([sys.executable, str(HERE / "generation_floor.py"), run["folder"], str(path)],
-                              timeout=150).returncode == 0
+        done = subprocess.run([sys.executable, str(HERE / "generation_floor.py"), run["folder"], str(path),
+                               "--engine", engine], timeout=150 if engine == "offline" else 300).returncode == 0
     except subprocess.TimeoutExpired:
         done = False
     return json.loads(path.read_text()) if done and path.exists() else None
@@ -455,6 +456,8 @@ def main() -> int:
                         help="list, then delete each run's checkpoint (the disk holds only a few 0.5B ones)")
     parser.add_argument("--floor", action="store_true", help="first measure vLLM's own time for the first run's "
                         "rollout batch (lab/gpu/generation_floor.py): the generation floor")
+    parser.add_argument("--async-floor", action="store_true", help="also the first run's batch through vLLM's "
+                        "asynchronous engine as veRL's rollout server runs it, by output kind")
     parser.add_argument("--nodes", type=int, nargs="+", help="Ray nodes to split the machine's GPUs over, one "
                         "cluster after the other (the mode's layouts by default; two-node: 2 then 1)")
     args = parser.parse_args()
@@ -478,6 +481,8 @@ def main() -> int:
         for run in plan[0][1]:
             firsts.setdefault(run["model_size"], run)
         report["generation_floors"] = {size: generation_floor(run, args.out) for size, run in firsts.items()}
+    if args.async_floor:
+        report["generation_floor_async"] = generation_floor(plan[0][1][0], args.out, "async")
     floors = {floor["model_path"]: floor for floor in (report.get("generation_floors") or {}).values() if floor}
     failed = False
     for nodes, runs in plan:
@@ -498,8 +503,9 @@ def main() -> int:
                                                    "rollout_tokens_per_second", "rollout_over_floor", "timing_s",
                                                    "phase_mfu", "torch_max_allocated_gib",
                                                    "nvidia_smi_peak_mib", "checkpoint_step")}
-                      for name, r in report["runs"].items()} | {"generation_floors": report.get("generation_floors"),
-                                                                "comparison": report.get("comparison")}, indent=1))
+                      for name, r in report["runs"].items()}
+                     | {key: report.get(key) for key in ("generation_floors", "generation_floor_async", "comparison")},
+                     indent=1))
     return 1 if failed else 0
 
 
