@@ -15,6 +15,8 @@ import yaml
 from generator import paths
 
 TABLE = paths.subchart_dir("ppo-job") / "files" / "verl-versions.yaml"
+# The images the chart knows and the Ray inside each (the rulebook refuses Ray's token on one older than 2.52).
+IMAGES = paths.subchart_dir("ppo-job") / "files" / "images.yaml"
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,12 @@ class VerlVersion:
     hf_samples_n: bool
     rollout_metrics: tuple[str, ...]
     image: str = ""
-    images: tuple[str, ...] = ()  # repository:tag of the images known to carry it (the rulebook's verlVersion check)
     config_sections: tuple[str, ...] = ()  # the top-level sections of its ppo_trainer config
     other: tuple[tuple[str, Any], ...] = ()
 
 
 _KNOWN = ("version", "criticFsdpKey", "rewardRolloutName", "klInRewardKey", "rolloutMode", "customRewardKey",
-          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image", "images",
-          "configSections")
+          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image", "configSections")
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +47,7 @@ def verl_versions() -> tuple[VerlVersion, ...]:
     return tuple(
         VerlVersion(str(entry["version"]), entry["criticFsdpKey"], entry["rewardRolloutName"], entry["klInRewardKey"],
                     entry["rolloutMode"], entry["customRewardKey"], tuple(entry["rolloutNames"]), entry["hfSamplesN"],
-                    tuple(entry["rolloutMetrics"]), entry.get("image", ""), tuple(entry.get("images") or ()),
+                    tuple(entry["rolloutMetrics"]), entry.get("image", ""),
                     tuple(entry.get("configSections") or ()),
                     tuple((key, value) for key, value in entry.items() if key not in _KNOWN))
         for entry in yaml.safe_load(TABLE.read_text()))
@@ -59,6 +59,16 @@ def version_names() -> list[str]:
 
 def by_version() -> dict[str, VerlVersion]:
     return {entry.version: entry for entry in verl_versions()}
+
+
+def image_rays() -> dict[str, str]:
+    """repository:tag -> the Ray inside, a version or a bound such as <2.52.0, where known (files/images.yaml)."""
+    return {entry["image"]: str(entry["ray"]) for entry in yaml.safe_load(IMAGES.read_text()) if "ray" in entry}
+
+
+def image_verls() -> dict[str, str]:
+    """repository:tag -> the veRL version it runs (files/images.yaml): the rulebook holds ppo-job.verlVersion to it."""
+    return {entry["image"]: str(entry["verl"]) for entry in yaml.safe_load(IMAGES.read_text()) if "verl" in entry}
 
 
 def rollout_engines() -> list[str]:

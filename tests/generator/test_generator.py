@@ -28,7 +28,7 @@ from generator.schemafindings import unfixed
 from generator.sizing import RunShape, size
 from generator.docstables import with_tables
 from generator.valuesdoc import readmes
-from generator.verlversions import by_version, version_names
+from generator.verlversions import version_names
 from support.tools import image_values
 
 CATALOG = load_catalog()
@@ -699,11 +699,23 @@ def test_the_guides_shape_keeps_the_charts_verl_and_the_others_run_the_catalogs(
         assert version == (default_verl_version() if shape.vendor_guide else CATALOG.verl.version), shape.name
 
 
-def test_the_veRL_table_pairs_the_images_the_chart_and_the_catalog_name():
-    """files/verl-versions.yaml's images, which the rulebook holds ppo-job.verlVersion to, name the chart's default
-    image with the chart's default veRL and the catalog's image with the catalog's veRL."""
+def test_the_charts_default_image_is_in_the_image_table_with_a_ray_before_the_token():
+    """files/images.yaml, read by the rulebook (Ray's token refused on an older Ray) and here: it knows the chart's
+    default image, whose Ray predates token authentication, and not the Ray of the catalog's veRL image."""
+    chart = yaml.safe_load((paths.CHART / "values.yaml").read_text())["global"]["image"]
+    rays = verlversions.image_rays()
+    assert rays[f"{chart['repository']}:{chart['tag']}"] == "<2.52.0"
+    catalog = yaml.safe_load(paths.CATALOG.read_text())["verl"]["image"]
+    assert f"{catalog['repository']}:{catalog['tag']}" not in rays
+
+
+def test_the_image_table_gives_the_chart_and_the_catalog_images_their_veRL():
+    """files/images.yaml's veRL, which the rulebook holds ppo-job.verlVersion to: the chart's default image runs the
+    chart's default veRL, the catalog's image the catalog's veRL."""
     chart = yaml.safe_load((paths.CHART / "values.yaml").read_text())["global"]["image"]
     default_version = str(yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())["verlVersion"])
-    assert f"{chart['repository']}:{chart['tag']}" in by_version()[default_version].images
+    verls = verlversions.image_verls()
+    assert verls[f"{chart['repository']}:{chart['tag']}"] == default_version
     catalog = load_catalog().verl
-    assert f"{catalog.image_repository}:{catalog.image_tag}" in by_version()[catalog.version].images
+    assert verls[f"{catalog.image_repository}:{catalog.image_tag}"] == catalog.version
+    assert set(verls.values()) <= set(version_names())

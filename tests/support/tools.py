@@ -7,7 +7,7 @@ from pathlib import Path
 from generator.paths import ROOT, tool_cache as cache_dir  # noqa: F401
 from lab.pins import pinned_versions as versions, prometheus_dir  # noqa: F401
 from generator.verlconfig import cached_config_dir
-from generator.verlversions import by_version, version_names
+from generator.verlversions import image_verls, version_names
 
 
 def helm_binaries() -> dict[str, Path]:
@@ -18,6 +18,11 @@ def helm_unittest_plugins() -> Path:
     """The HELM_PLUGINS folder holding the helm-unittest plugin that setup builds (`helm unittest CHART`)."""
     pinned = versions()
     return cache_dir() / "helm-plugins" / f"unittest-{pinned['HELM_UNITTEST_VERSION']}-helm-{pinned['HELM3_VERSION']}"
+
+
+def sglang_metrics_source(version: str) -> Path:
+    """sglang/srt/observability/metrics_collector.py of SGLang <version>'s wheel (setup's step sglang-metrics)."""
+    return cache_dir() / f"sglang-{version}" / "sglang" / "srt" / "observability" / "metrics_collector.py"
 
 
 def vllm_metrics_source(version: str) -> Path:
@@ -46,9 +51,9 @@ def verl_versions() -> list[str]:
 
 
 def image_values(version: str) -> dict[str, str]:
-    """global.image of an image that runs veRL <version>: the first files/verl-versions.yaml pairs with it, else one
-    the table does not know (the rulebook refuses a version only on an image the table pairs with another)."""
-    images = by_version()[version].images
+    """global.image of an image that runs veRL <version>: the first of ppo-job's files/images.yaml with that veRL, else
+    one the table does not know (the rulebook refuses a version only on an image the table gives another veRL)."""
+    images = [image for image, verl in image_verls().items() if verl == version]
     if not images:
         return {"repository": "registry.example.com/verl", "tag": f"verl-{version}"}
     repository, tag = images[0].rsplit(":", 1)
