@@ -8,9 +8,11 @@ from __future__ import annotations
 import pytest
 
 from support import helm as helm_cli
+from support.tools import image_args
 
-# The catalog's veRL image: not the chart's default, whose Ray predates the token (ppo-job's files/images.yaml).
-IMAGE = ["--set", "global.image.repository=verlai/verl", "--set", "global.image.tag=vllm024.dev2"]
+# The catalog's veRL image with its veRL: not the chart's default, whose Ray predates the token (ppo-job's
+# files/images.yaml).
+IMAGE = image_args("0.9.1")
 TOKEN = ["--set", "global.rayAuth.tokenSecret=ray-token", "--set", "raycluster.rayVersion=2.60.0", *IMAGE]
 TOKEN_ENV = {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": "ray-token", "key": "auth_token"}}}
 DASHBOARD_PEERS = ["--set-json", 'raycluster.networkPolicy.dashboardFrom=[{"ipBlock":{"cidr":"10.20.0.0/16"}}]']
