@@ -2,11 +2,6 @@
 The veRL command, rendered from values as plain key=value Hydra overrides (never ++key: it hides typos).
 */}}
 
-{{/* The start of a plain key=value override (files/hydra.yaml, which generator check reads too), a regular expression. */}}
-{{- define "ppo-job.overridePattern" -}}
-{{- (.Files.Get "files/hydra.yaml" | fromYaml).overridePattern -}}
-{{- end -}}
-
 {{/* The overrides as a JSON list of "key=value" strings. */}}
 {{- define "ppo-job.overrides" -}}
 {{- $v := .Values -}}
