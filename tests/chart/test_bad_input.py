@@ -82,11 +82,11 @@ NGINX_LOCKED = {"enabled": True, "accessControl": {"basicAuthSecret": "dashboard
 
 
 def token_on(ray_sections: dict | None = None, **sections) -> dict:
-    """Ray's token on an image whose Ray has it (the catalog's veRL image; the default image's Ray predates it), with
-    `ray_sections` under raycluster and each other section (ppo-job=..., global entries merged) as given."""
-    values = {"global": {"rayAuth": {"tokenSecret": "ray-token"},
-                         "image": {"repository": "verlai/verl", "tag": "vllm024.dev2"}},
-              "raycluster": {"rayVersion": "2.60.0", **(ray_sections or {})}}
+    """Ray's token on an image whose Ray has it (the catalog's veRL image, with its veRL; the default image's Ray
+    predates it), with `ray_sections` under raycluster and each other section (ppo-job=..., global entries merged)
+    as given."""
+    values = {"global": {"rayAuth": {"tokenSecret": "ray-token"}, "image": image_values("0.9.1")},
+              "raycluster": {"rayVersion": "2.60.0", **(ray_sections or {})}, "ppo-job": {"verlVersion": "0.9.1"}}
     for name, section in sections.items():
         values[name] = {**values.get(name, {}), **section}
     return values
