@@ -86,7 +86,7 @@ WORKERS ?= 2
 # validated strictly, the chart's helm-unittest suites, generator, chart, bad input, veRL's config, release).
 FAST_TIERS = generator or chart or verl or release
 # What the fast lane needs of setup (lab/scripts/setup.sh's step ids): no Kubernetes, no images.
-FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config vllm-metrics checkov registry ct
+FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config verl-source vllm-metrics checkov registry ct
 PYTEST = $(PYTHON) -m pytest tests -n $(WORKERS) --durations=30
 
 setup-fast:  ## only what `make test-fast` needs of setup (cached)

@@ -32,3 +32,12 @@
 {{- end -}}
 {{- $found -}}
 {{- end -}}
+
+{{/* The newest version whose list fact holds an item, "" where none does: (dict "Files" .Files "fact" <key> "item" <x>). */}}
+{{- define "ppo-job.newestVerlOffering" -}}
+{{- $found := "" -}}
+{{- range (.Files.Get "files/verl-versions.yaml" | fromYamlArray) -}}
+{{- if has $.item (get . $.fact) }}{{ $found = toString .version }}{{ end -}}
+{{- end -}}
+{{- $found -}}
+{{- end -}}
