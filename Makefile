@@ -6,7 +6,7 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 # in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
 HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-two-node
+.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-ladder gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -150,6 +150,9 @@ gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on 
 
 gpu-grpo:  ## (GPU machine, VLLM=1) the chart's GRPO render (n=5) of the H200 profile, 0.5B shape: 3 steps and a checkpoint
 	bash lab/gpu/run.sh vllm-grpo --timeout $(GPU_TIMEOUT)
+
+gpu-ladder:  ## (GPU machine) the ladder of sizes: 1.5B and 3B shapes, generated profile for one H200 vs the seed's (VLLM=1)
+	bash lab/gpu/run.sh vllm-ladder --timeout $(GPU_TIMEOUT) --drop-checkpoints $(GPU_FLOOR) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
 
 gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node

@@ -25,8 +25,13 @@ from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_
 # The guide's run, the reference point the rules scale from (its batch and lengths: guide_run()).
 REFERENCE_GPU_MEMORY_GIB = 24
 REFERENCE_MICRO_BATCH = 4
-# Bytes per parameter of mixed-precision Adam training: bf16 weights and grads, fp32 master and two moments.
-TRAINING_BYTES_PER_PARAM = 16
+# Bytes per parameter of one model's training states as veRL's FSDP holds them (mixed precision, param dtype fp32):
+# fp32 weights (measured: "After FSDP, memory allocated (GB): 1.84" for the 494M-parameter actor, 2026-12-03b log),
+# fp32 grads during an update, and Adam's two fp32 moments from the first optimizer step on.
+MASTER_WEIGHT_BYTES_PER_PARAM = 4
+GRADIENT_BYTES_PER_PARAM = 4
+ADAM_BYTES_PER_PARAM = 8
+TRAINING_BYTES_PER_PARAM = MASTER_WEIGHT_BYTES_PER_PARAM + GRADIENT_BYTES_PER_PARAM + ADAM_BYTES_PER_PARAM
 WEIGHT_BYTES_PER_PARAM = 2
 MAX_MICRO_BATCH = 32
 # The rollout never takes more of a GPU than this: the actor's training states and activations need the rest.
@@ -160,15 +165,22 @@ def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, off
     return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
 
 
+def rollout_gpu_bytes(model: ModelProfile, run: RunShape, tp: int, total_gpus: int) -> tuple[float, float]:
+    """Bytes on each GPU of one rollout replica: its bf16 weight shard, and the KV cache of its share of the batch
+    (prompts x n) at full length."""
+    rows = math.ceil(run.train_batch_size * run.responses_per_prompt / max(1, total_gpus // tp))
+    kv_bytes = rows * run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
+    weights_bytes = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / tp
+    return weights_bytes, kv_bytes
+
+
 def rollout_memory_fraction(shape: GpuShape, model: ModelProfile, run: RunShape, tp: int, total_gpus: int,
                             critic_free_room: float = 0.0) -> float:
     """What one rollout replica needs: its weight shard, twice the KV cache of its share of the batch
     (prompts x n) at full length (room for the scheduler) and the workspace, in steps of 0.05, at least the
     guide's 0.4 (measured enough) and at most the cap of the GPU size, raised by the critic's room where
     the algorithm has none."""
-    rows = math.ceil(run.train_batch_size * run.responses_per_prompt / max(1, total_gpus // tp))
-    kv_bytes = rows * run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
-    weights_bytes = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / tp
+    weights_bytes, kv_bytes = rollout_gpu_bytes(model, run, tp, total_gpus)
     need_gib = (weights_bytes + 2 * kv_bytes) / 2**30 + ROLLOUT_WORKSPACE_GIB
     fraction = math.ceil(need_gib / shape.gpu_memory_gib * 20) / 20
     cap = min(rollout_memory_cap(shape) + critic_free_room, MAX_ROLLOUT_MEMORY_FRACTION)
@@ -251,10 +263,19 @@ class TokenBudgets:
     forward: int  # tokens a GPU in one forward-only micro batch
 
 
+def activation_scale(model: ModelProfile) -> float:
+    """A model's activations a token against the measured model's: the square root of the parameters (above)."""
+    return math.sqrt(model.params_billion / MEASURED_PARAMS_BILLION)
+
+
+def activation_gib_per_token(model: ModelProfile, checkpointing: bool) -> float:
+    """GiB of a training micro batch's activations a token, logits included."""
+    return ACTIVATION_MIB_PER_TOKEN[checkpointing] / 1024 * activation_scale(model)
+
+
 def budget_for(room_gib: float, model: ModelProfile, checkpointing: bool) -> int:
     """Whole tokens of activations that fit the room, down to a power of two (veRL packs up to the budget)."""
-    per_token_gib = (ACTIVATION_MIB_PER_TOKEN[checkpointing] / 1024
-                     * math.sqrt(model.params_billion / MEASURED_PARAMS_BILLION))
+    per_token_gib = activation_gib_per_token(model, checkpointing)
     return floor_power_of_two(room_gib / per_token_gib) if room_gib > per_token_gib else 0
 
 
