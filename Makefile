@@ -83,10 +83,11 @@ TIER ?=
 # on 2 cores two timing-bound Ray fault tests failed.
 WORKERS ?= 2
 # The fast lane's tiers: no cluster, no Ray (lint, ct lint, every values file and ci scenario templated and
-# validated strictly, the chart's helm-unittest suites, generator, chart, bad input, veRL's config, release).
-FAST_TIERS = generator or chart or verl or release
+# validated strictly, the chart's helm-unittest suites, generator, chart, bad input, veRL's config, release, the
+# submitter's decisions on a head's answers).
+FAST_TIERS = generator or chart or verl or release or submitter
 # What the fast lane needs of setup (lab/scripts/setup.sh's step ids): no Kubernetes, no images.
-FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config verl-source vllm-metrics checkov registry ct
+FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config verl-source vllm-metrics sglang-metrics checkov registry ct
 PYTEST = $(PYTHON) -m pytest tests -n $(WORKERS) --durations=30
 
 setup-fast:  ## only what `make test-fast` needs of setup (cached)

@@ -26,7 +26,7 @@ from generator.planreport import model_error, plan_text
 from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
                               verl_version_for, write)
 from generator.schema import chart_schemas
-from generator.sizing import RESOURCE_SHARE
+from generator.runshape import RESOURCE_SHARE
 from generator.summary import summarize
 from generator.valuesdoc import readmes
 
@@ -61,10 +61,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
               "prompt and response at their maximum); give at most that", file=sys.stderr)
         return 2
     inputs = inputs_for(catalog, shape, model, algorithm, nodes, row_tokens=args.row_tokens)
-    planned = plan(inputs, measured_plans(catalog, measured_runs()))
+    measured_on = load_catalog()  # the measured runs name the project's node types, whatever catalog is planned
+    planned = plan(inputs, measured_plans(measured_on, measured_runs()))
     found = () if planned.fits else fixes(inputs, lambda more: inputs_for(catalog, shape, model, algorithm, more,
                                                                            row_tokens=args.row_tokens))
-    error = model_error(catalog, measured_runs())
+    error = model_error(measured_on, measured_runs())
     print(plan_text(planned, found, nodes, inputs.run.verl_version, not args.row_tokens, error), end="")
     return 0 if planned.fits else 1
 

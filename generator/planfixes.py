@@ -1,6 +1,6 @@
 """What to change when a plan does not fit: each change the chart offers (a smaller token budget or micro batch,
 gradient checkpointing, FSDP offload, the rollout's share and tensor parallel size, more nodes) planned again, and
-those with which every phase fits, each as the values to set."""
+those with which every phase fits with the sizing's margin (generator/memory.py), each as the values to set."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from generator.plan import phase_memory, plan, with_settings
+from generator.memory import ROLLOUT_WORKSPACE_GIB, phase_memory, rollout_gpu_bytes
+from generator.plan import plan, with_settings
 from generator.planwork import PlanInputs, uses_reference
-from generator.sizing import ROLLOUT_WORKSPACE_GIB, rollout_gpu_bytes
 
 MAX_NODES = 16  # the most nodes the plan tries before it says more GPUs do not help
 
@@ -23,12 +23,13 @@ class Fix:
 
 
 def _fits(inputs: PlanInputs) -> bool:
-    return plan(inputs).fits
+    """With the sizing's margin: a change offered is one the rules could have chosen."""
+    return plan(inputs).within_margin
 
 
 def _fix(change: str, inputs: PlanInputs) -> Fix | None:
     planned = plan(inputs)
-    return Fix(change, planned.peak.gpu_gib, planned.peak.name) if planned.fits else None
+    return Fix(change, planned.peak.gpu_gib, planned.peak.name) if planned.within_margin else None
 
 
 def set_values(inputs: PlanInputs, values: dict[str, object]) -> str:

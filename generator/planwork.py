@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from generator.algorithms import Algorithm
 from generator.catalog import GpuShape, ModelProfile
-from generator.sizing import RunShape, Sizing
+from generator.runshape import RunShape, Sizing
 
 # The phases veRL times (timing_s), in the order a step runs them.
 PHASE_ORDER = ("gen", "update_weights", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor")
@@ -18,15 +18,17 @@ PHASE_ORDER = ("gen", "update_weights", "old_log_prob", "ref", "values", "adv", 
 @dataclass(frozen=True)
 class PlanInputs:
     """A run to plan: the node type, the model, the algorithm, the settings sized for it, the GPUs FSDP shards
-    over and the mean row's prompt and response tokens (the full length unless a measured run says otherwise)."""
+    over and the mean row's prompt and response tokens (the full length unless a measured run says otherwise). The
+    sizing plans its candidates without an algorithm (the run says whether there is a critic and a reference)."""
 
     shape: GpuShape
     model: ModelProfile
-    algorithm: Algorithm
+    algorithm: Algorithm | None
     run: RunShape
     sizing: Sizing
     gpus: int
     row_tokens: float
+    fill_budgets: bool = False  # the sizing's check: every budgeted micro batch full, whatever the batch and rows
 
     @property
     def rows(self) -> int:
@@ -73,12 +75,16 @@ def phase_work(inputs: PlanInputs) -> dict[str, Work]:
     mini_rows_per_gpu = sizing.ppo_mini_batch_size * run.responses_per_prompt / inputs.gpus
     mini_batches = sizing.train_batch_size // sizing.ppo_mini_batch_size
 
+    def filled(work: Work, budget: int) -> Work:
+        return Work(work.count, budget) if budget and inputs.fill_budgets else work
+
     def forward(fixed_rows: int) -> Work:
-        return split(rows_per_gpu, inputs.row_tokens, sizing.forward_token_budget, fixed_rows)
+        budget = sizing.forward_token_budget
+        return filled(split(rows_per_gpu, inputs.row_tokens, budget, fixed_rows), budget)
 
     def train(fixed_rows: int) -> Work:
         one = split(mini_rows_per_gpu, inputs.row_tokens, sizing.train_token_budget, fixed_rows)
-        return Work(one.count * mini_batches, one.size)
+        return filled(Work(one.count * mini_batches, one.size), sizing.train_token_budget)
 
     replicas = max(1, inputs.gpus // sizing.tensor_parallel)
     work = {"gen": Work(run.max_response_length, inputs.rows / replicas),
@@ -90,8 +96,8 @@ def phase_work(inputs: PlanInputs) -> dict[str, Work]:
             "adv": Work(1, inputs.rows, floor=False),
             "update_critic": train(sizing.critic_micro_batch),
             "update_actor": train(sizing.micro_batch)}
-    if not uses_reference(inputs.algorithm):
+    if not run.reference:
         del work["ref"]
-    if not inputs.algorithm.critic:
+    if not run.critic:
         del work["values"], work["update_critic"]
     return work
