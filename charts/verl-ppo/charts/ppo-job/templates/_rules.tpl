@@ -20,6 +20,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.responsesPerPrompt" . -}}
 {{- include "ppo-job.rules.rolloutEngine" . -}}
 {{- include "ppo-job.rules.hfRolloutSamplesOne" . -}}
+{{- include "ppo-job.rules.trainerMode" . -}}
+{{- include "ppo-job.rules.trainerModeLegacy" . -}}
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepareWrites" . -}}
 {{- include "ppo-job.rules.prepareEndpointScheme" . -}}
@@ -293,6 +295,30 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The trainer mode must be one the chosen veRL's trainer offers (files/verl-versions.yaml trainerModes). */}}
+{{- define "ppo-job.rules.trainerMode" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $mode := .Values.trainer.mode -}}
+{{- if and $facts (not (has $mode $facts.trainerModes)) -}}
+{{- $problem := printf "is not a trainer mode of veRL %s (it has %s)" (toString .Values.verlVersion) (join ", " $facts.trainerModes) -}}
+{{- $offering := include "ppo-job.newestVerlOffering" (dict "Files" .Files "fact" "trainerModes" "item" $mode) -}}
+{{- $fix := printf "--set ppo-job.trainer.mode=sync, or --set-string ppo-job.verlVersion=%s with an image of that veRL" $offering -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* veRL's legacy trainer (trainer.use_v1=false) has no modes: it would run sync and ignore the one asked for. */}}
+{{- define "ppo-job.rules.trainerModeLegacy" -}}
+{{- $mode := .Values.trainer.mode -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- if and (ne $mode "sync") (regexMatch "^trainer\\.use_v1=(?i:false|0)$" $arg) -}}
+{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s runs its legacy one, which has only sync" $index $arg -}}
+{{- $fix := printf "remove ppo-job.extraArgs[%d], or --set ppo-job.trainer.mode=sync" $index -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* extraArgs, each on its own: one plain key=value override Hydra reads as one value (files/hydra.yaml), for a key of
      the chosen veRL's config and not Hydra's, no key the chart owns, no unsized twin of a per-GPU batch. */}}
 {{- define "ppo-job.rules.extraArgs" -}}
@@ -316,7 +342,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 
 {{/* The keys the chart owns (JSON: key -> true), whether or not the current values render them: every key the command
      renders for the chosen veRL with each of its algorithms and every switch on (dynamic batches, gradient checkpointing
-     off, offloads, a kept-checkpoint bound, a reward function, rollout metrics), less other algorithms' preset
+     off, offloads, a kept-checkpoint bound, a reward function, rollout metrics, the quick-poll replay buffer; keys the
+     command adds with + count without it), less other algorithms' preset
      overrides (files/algorithms.yaml: the chosen one's stay). Derived from ppo-job.overrides, the one place they are made. */}}
 {{- define "ppo-job.chartOwnedKeys" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
@@ -329,6 +356,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $section := list "actor" "ref" "critic" }}{{ $_ := set (get $values $section) "paramOffload" true }}{{ end -}}
 {{- range $section := list "actor" "critic" }}{{ $_ := set (get $values $section) "optimizerOffload" true }}{{ end -}}
 {{- $_ := set $values.trainer "maxCheckpointsToKeep" 1 -}}
+{{- if hasKey $values.trainer "rolloutPollSeconds" }}{{ $_ := set $values.trainer "rolloutPollSeconds" 0.05 }}{{ end -}}
 {{- $_ := set $values.reward "functionPath" "/reward.py" -}}
 {{- $_ := set $values "global" (set (deepCopy $values.global) "rolloutMetrics" (dict "enabled" true)) -}}
 {{- with $facts.rolloutMetrics }}{{ if not (has $values.rollout.name .) }}{{ $_ := set $values.rollout "name" (first .) }}{{ end }}{{ end -}}
@@ -341,7 +369,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range ($algorithm.overrides | default list) }}{{ $presets = append $presets (regexReplaceAll "=.*$" . "") }}{{ end -}}
 {{- end -}}
 {{- range (include "ppo-job.overrides" $context | fromJsonArray) -}}
-{{- $key := regexReplaceAll "=.*$" . "" -}}
+{{- $key := regexReplaceAll "=.*$" . "" | trimPrefix "+" -}}
 {{- if not (has $key $presets) }}{{ $_ := set $owned $key true }}{{ end -}}
 {{- end -}}
 {{- end -}}
