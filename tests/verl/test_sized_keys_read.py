@@ -16,7 +16,7 @@ import yaml
 from omegaconf import OmegaConf
 
 from support import verlreads
-from support.tools import ROOT, verl_versions
+from support.tools import ROOT, image_args, verl_versions
 from test_verl_config import compose_with_verl, rendered_command
 
 VALUES_FILES = sorted((ROOT / "values").glob("*.yaml"))
@@ -50,9 +50,10 @@ def changes(value: Any) -> list[Any]:
 
 
 def base_args(path: Path, version: str) -> tuple[str, ...]:
-    # A values file rendered for a version whose rollout servers export no metrics: the user turns them off.
-    return ("-f", str(path), "--set-string", f"ppo-job.verlVersion={version}",
-            "--set", "global.rolloutMetrics.enabled=false")
+    # A values file rendered for a version whose rollout servers export no metrics: the user turns them off, and
+    # their dashboard, on an image of that version.
+    return ("-f", str(path), *image_args(version), "--set", "global.rolloutMetrics.enabled=false",
+            "--set", "observability.dashboards.include={default,data,train}")
 
 
 def overrides(words: list[str]) -> dict[str, str]:

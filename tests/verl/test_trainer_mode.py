@@ -14,7 +14,7 @@ from generator import verlconfig
 from generator.cli import main as generator_main
 from generator.verlversions import by_version
 from support import helm as helm_cli
-from support.tools import helm_binaries, verl_config_dir, verl_versions
+from support.tools import helm_binaries, image_args, verl_config_dir, verl_versions
 from test_verl_config import compose_with_verl, rendered_command, rendered_keys
 
 VERSIONS = by_version()
@@ -38,7 +38,7 @@ def handed_on() -> tuple[str, ...]:
 
 @pytest.mark.parametrize("version, mode", MODES)
 def test_each_mode_composes_into_the_versions_trainer_mode(version, mode):
-    words = rendered_command("--set-string", f"ppo-job.verlVersion={version}", "--set", f"ppo-job.trainer.mode={mode}")
+    words = rendered_command(*image_args(version), "--set", f"ppo-job.trainer.mode={mode}")
     config = compose_with_verl(version, words[3:])
     assert OmegaConf.missing_keys(config) == set()
     assert verlconfig.type_violations(verl_config_dir(version), config) == []
@@ -53,7 +53,7 @@ def test_each_mode_composes_into_the_versions_trainer_mode(version, mode):
 @pytest.mark.parametrize("version", verl_versions())
 @pytest.mark.parametrize("algorithm", ["ppo", "dapo"])
 def test_the_replay_buffer_composes_and_gets_what_veRL_gives_its_own(version, algorithm):
-    args = ("--set-string", f"ppo-job.verlVersion={version}", "--set", f"ppo-job.algorithm.name={algorithm}")
+    args = (*image_args(version), "--set", f"ppo-job.algorithm.name={algorithm}")
     if algorithm == "dapo" and version != "0.9.1":
         return  # DAPO is in 0.9.1's trainer only (its since); the rulebook refuses it elsewhere
     words = rendered_command(*args)[3:]
@@ -80,12 +80,12 @@ def test_the_replay_buffer_composes_and_gets_what_veRL_gives_its_own(version, al
 
 def test_the_replay_buffer_travels_with_the_run():
     """The module the command names is the ConfigMap's file the submitter ships (VERL_PPO_RUN_MODULE)."""
-    result = helm_cli.template(helm_binaries()["helm3"], "--set-string", "ppo-job.verlVersion=0.9.1")
+    result = helm_cli.template(helm_binaries()["helm3"], *image_args("0.9.1"))
     assert result.returncode == 0, result.output
     config_map = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
     assert config_map["data"]["verl_ppo_replay_buffer.py"].strip() == replay_buffer_source().strip()
     assert submitter_env(result.documents())["VERL_PPO_RUN_MODULE"] == "/etc/verl-ppo/verl_ppo_replay_buffer.py"
-    off = helm_cli.template(helm_binaries()["helm3"], "--set-string", "ppo-job.verlVersion=0.9.1",
+    off = helm_cli.template(helm_binaries()["helm3"], *image_args("0.9.1"),
                             "--set", "ppo-job.trainer.rolloutPollSeconds=null")
     assert not any("verl_ppo_replay_buffer.py" in (d.get("data") or {}) for d in off.documents())
     assert "VERL_PPO_RUN_MODULE" not in submitter_env(off.documents())
@@ -101,12 +101,12 @@ BAD_MODES = [
     (["--set-string", "ppo-job.verlVersion=0.4.1", "--set", "ppo-job.trainer.mode=colocate_async"],
      "ppo-job.trainer.mode=colocate_async: is not a trainer mode of veRL 0.4.1 (it has sync). Fix: --set "
      "ppo-job.trainer.mode=sync, or --set-string ppo-job.verlVersion=0.9.1"),
-    (["--set-string", "ppo-job.verlVersion=0.9.1", "--set", "ppo-job.trainer.mode=colocate_async",
+    ([*image_args("0.9.1"), "--set", "ppo-job.trainer.mode=colocate_async",
       "--set", "ppo-job.extraArgs[0]=trainer.use_v1=False"],
      "ppo-job.trainer.mode=colocate_async: needs veRL's default trainer, but ppo-job.extraArgs[0]=trainer.use_v1=False "
      "runs its legacy one, which has only sync"),
-    (["--set-string", "ppo-job.verlVersion=0.9.1", "--set", "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync"],
-     "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync: sets a key the chart already renders from values"),
+    ([*image_args("0.9.1"), "--set", "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync"],
+     "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync: sets a key the chart renders from values"),
 ]
 
 
