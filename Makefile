@@ -6,7 +6,7 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 # in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
 HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-two-node
+.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-ladder gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -83,10 +83,11 @@ TIER ?=
 # on 2 cores two timing-bound Ray fault tests failed.
 WORKERS ?= 2
 # The fast lane's tiers: no cluster, no Ray (lint, ct lint, every values file and ci scenario templated and
-# validated strictly, the chart's helm-unittest suites, generator, chart, bad input, veRL's config, release).
-FAST_TIERS = generator or chart or verl or release
+# validated strictly, the chart's helm-unittest suites, generator, chart, bad input, veRL's config, release, the
+# submitter's decisions on a head's answers).
+FAST_TIERS = generator or chart or verl or release or submitter
 # What the fast lane needs of setup (lab/scripts/setup.sh's step ids): no Kubernetes, no images.
-FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config vllm-metrics checkov registry ct
+FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config vllm-metrics sglang-metrics checkov registry ct
 PYTEST = $(PYTHON) -m pytest tests -n $(WORKERS) --durations=30
 
 setup-fast:  ## only what `make test-fast` needs of setup (cached)
@@ -150,6 +151,9 @@ gpu-bench:  ## (GPU machine) generated H200 profile vs the seed's parameters on 
 
 gpu-grpo:  ## (GPU machine, VLLM=1) the chart's GRPO render (n=5) of the H200 profile, 0.5B shape: 3 steps and a checkpoint
 	bash lab/gpu/run.sh vllm-grpo --timeout $(GPU_TIMEOUT)
+
+gpu-ladder:  ## (GPU machine) the ladder of sizes: 1.5B and 3B shapes, generated profile for one H200 vs the seed's (VLLM=1)
+	bash lab/gpu/run.sh vllm-ladder --timeout $(GPU_TIMEOUT) --drop-checkpoints $(GPU_FLOOR) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
 
 gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node

@@ -1,6 +1,6 @@
 """Command line of the generator: `python -m generator <command>`.
 
-For users: shapes, render, check, discover. For maintainers (they write files of this repository):
+For users: shapes, plan, render, check, discover. For maintainers (they write files of this repository):
 schema, docs, summarize.
 """
 
@@ -19,10 +19,14 @@ from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.docstables import doc_tables
 from generator.helm import HelmInputs, HelmMissing
+from generator.measurements import measured_runs
+from generator.plan import inputs_for, measured_plans, plan
+from generator.planfixes import fixes
+from generator.planreport import model_error, plan_text
 from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
                               verl_version_for, write)
 from generator.schema import chart_schemas
-from generator.sizing import RESOURCE_SHARE
+from generator.runshape import RESOURCE_SHARE
 from generator.summary import summarize
 from generator.valuesdoc import readmes
 
@@ -40,6 +44,40 @@ def cmd_shapes(args: argparse.Namespace) -> int:
               f"{tokens:>6} {'on' if sizing.gradient_checkpointing else 'off':>4} "
               f"{sizing.rollout_memory_fraction:>7}  {'vendor' if shape.documented else 'estimated'}")
     return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Per-GPU memory of each phase against the GPU's, and seconds a step; exit 1 where a phase does not fit."""
+    catalog = load_catalog(args.catalog)
+    for kind, name, known in (("shape", args.shape, catalog.shapes), ("model", args.model, catalog.models)):
+        if name not in known:
+            print(f"plan: unknown {kind} {name!r}; known: {', '.join(known)}", file=sys.stderr)
+            return 2
+    shape, model, algorithm = catalog.shapes[args.shape], catalog.models[args.model], algorithms()[args.algorithm]
+    nodes = args.nodes or shape.default_nodes
+    inputs = inputs_for(catalog, shape, model, algorithm, nodes)
+    if args.row_tokens and args.row_tokens > inputs.run.sequence_length:
+        print(f"plan: --row-tokens {args.row_tokens} is longer than a row can be ({inputs.run.sequence_length}: "
+              "prompt and response at their maximum); give at most that", file=sys.stderr)
+        return 2
+    inputs = inputs_for(catalog, shape, model, algorithm, nodes, row_tokens=args.row_tokens)
+    measured_on = load_catalog()  # the measured runs name the project's node types, whatever catalog is planned
+    planned = plan(inputs, measured_plans(measured_on, measured_runs()))
+    found = () if planned.fits else fixes(inputs, lambda more: inputs_for(catalog, shape, model, algorithm, more,
+                                                                           row_tokens=args.row_tokens))
+    error = model_error(measured_on, measured_runs())
+    print(plan_text(planned, found, nodes, inputs.run.verl_version, not args.row_tokens, error), end="")
+    return 0 if planned.fits else 1
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
+    return value
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -162,6 +200,17 @@ def parser() -> argparse.ArgumentParser:
     shapes.add_argument("--algorithm", default="ppo", choices=algorithms(), help="(ppo-job's files/algorithms.yaml)")
     shapes.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     shapes.set_defaults(func=cmd_shapes)
+
+    planned = sub.add_parser("plan", help="(users) per GPU: each phase's predicted peak memory against the GPU's, "
+                             "seconds a step and tokens/s, and what to change where a phase does not fit (exit 1)")
+    planned.add_argument("--shape", required=True, help="the catalog's node type")
+    planned.add_argument("--model", required=True, help="the catalog's model (generator/catalog.yaml models)")
+    planned.add_argument("--algorithm", default="ppo", choices=algorithms(), help="(ppo-job's files/algorithms.yaml)")
+    planned.add_argument("--nodes", type=positive_int, help="training nodes (default: the shape's defaultNodes)")
+    planned.add_argument("--row-tokens", type=positive_int, help="mean prompt + response tokens a row (default: the "
+                         "full length, the most a token budget's micro batch can hold)")
+    planned.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
+    planned.set_defaults(func=cmd_plan)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")

@@ -1,5 +1,6 @@
 """The docs' tables, written from the tables they show: the algorithms and veRL versions of ppo-job's files/
-(docs/algorithms.md) and the catalog's node types as `shapes` sizes them (docs/node-types.md).
+(docs/algorithms.md), the catalog's node types as `shapes` sizes them (docs/node-types.md) and the plan against
+every measured run (docs/sizing.md).
 
 Each table sits between `<!-- generated: NAME ... -->` and `<!-- end: NAME -->` in its doc; `python -m generator
 docs` rewrites what is between them and leaves the prose around them as it is.
@@ -15,6 +16,8 @@ import yaml
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import DEFAULT_MODEL, load_catalog
+from generator.measurements import measured_runs
+from generator.planreport import measured_table
 from generator.render import sized_shapes
 from generator.verlversions import VerlVersion, verl_versions, version_names
 
@@ -117,6 +120,10 @@ TABLES = {
     },
     Path("docs/node-types.md"): {
         "node-types": (node_types_table, "generator/catalog.yaml and generator/sizing.py"),
+    },
+    Path("docs/sizing.md"): {
+        "plan-measured": (lambda: measured_table(load_catalog(), measured_runs()),
+                          "generator/measurements.yaml and generator/plan.py"),
     },
 }
 

@@ -11,7 +11,9 @@ import yaml
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import Catalog, GpuShape, ModelProfile, VerlRelease
-from generator.sizing import RESOURCE_SHARE, RunShape, Sizing, size
+from generator.planwork import uses_reference
+from generator.runshape import RESOURCE_SHARE, RunShape, Sizing
+from generator.sizing import size
 
 # GPU node pools are commonly tainted with the GPU resource name; tolerating an absent taint is harmless.
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -66,7 +68,8 @@ def run_for(algorithm: Algorithm, nodes: int, responses_per_prompt: int | None =
             resource_share: float = RESOURCE_SHARE, verl_version: str = "") -> RunShape:
     """The run an algorithm makes: its rollout.n unless one is given, and whether it trains a critic."""
     return RunShape(nodes=nodes, responses_per_prompt=responses_per_prompt or algorithm.responses_per_prompt,
-                    critic=algorithm.critic, resource_share=resource_share, verl_version=verl_version)
+                    critic=algorithm.critic, reference=uses_reference(algorithm), resource_share=resource_share,
+                    verl_version=verl_version)
 
 
 def values_file_name(shape: GpuShape, algorithm: Algorithm) -> str:

@@ -93,7 +93,9 @@ class Wording:
     def finding(self, keyword: str, node: dict[str, Any], path: list[Any], value: Any) -> Finding:
         field = field_path(path)
         words = self._words(keyword, node, field, value)
-        fix = self.fixes.get(keyword, "") if keyword in STRUCTURE or "x-fix" not in node else node["x-fix"]
+        # A node's own x-fixes (e.g. how to write a namespace of digits as text) before the schema's.
+        fixes = {**self.fixes, **node.get("x-fixes", {})}
+        fix = fixes.get(keyword, "") if keyword in STRUCTURE or "x-fix" not in node else node["x-fix"]
         return Finding(field, shown(value), _filled(self.messages[keyword], words), _filled(fix, words))
 
 

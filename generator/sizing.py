@@ -3,8 +3,9 @@
 The rules are anchored on the vendor guide, which ran Qwen2.5-0.5B with micro batches 4 / 8 / 4 and a
 rollout memory fraction of 0.4 on 24 GiB-class GPUs: on that shape they give back exactly its numbers.
 For veRL 0.9.1 the training phases are sized in tokens instead (token_budgets): dynamic batching with
-per-GPU token budgets from the GPU's memory, and gradient checkpointing only where memory is short; each
-of those rules carries its measurement on one H200 (docs/sizing.md).
+per-GPU token budgets, gradient checkpointing only where memory is short and FSDP offload only where a phase would
+not fit without it, each chosen by the memory model the plan prints (generator/memory.py: every phase's peak on one
+GPU, kept under the GPU with the margin); each constant carries its measurement on one H200 (docs/sizing.md).
 Critic-free algorithms (those of files/algorithms.yaml without a critic) sample n responses per prompt: every batch rule
 and the rollout's KV cache count samples (prompts x n), and the critic's GPU memory is room the rollout
 may take (critic_free_share).
@@ -13,87 +14,21 @@ may take (critic_free_share).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from dataclasses import dataclass, replace
 
-import yaml
-
-from generator import paths
 from generator.catalog import GpuShape, ModelProfile
+from generator.memory import (MASTER_WEIGHT_BYTES_PER_PARAM, ROLLOUT_WORKSPACE_GIB, TRAINING_BYTES_PER_PARAM,
+                              WEIGHT_BYTES_PER_PARAM, fits_with_margin, rollout_gpu_bytes)
+from generator.planwork import PlanInputs
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
+from generator.runshape import RunShape, Sizing, guide_run
 
 # The guide's run, the reference point the rules scale from (its batch and lengths: guide_run()).
 REFERENCE_GPU_MEMORY_GIB = 24
 REFERENCE_MICRO_BATCH = 4
-# Bytes per parameter of mixed-precision Adam training: bf16 weights and grads, fp32 master and two moments.
-TRAINING_BYTES_PER_PARAM = 16
-WEIGHT_BYTES_PER_PARAM = 2
 MAX_MICRO_BATCH = 32
 # The rollout never takes more of a GPU than this: the actor's training states and activations need the rest.
 MAX_ROLLOUT_MEMORY_FRACTION = 0.85
-# Share of a node's allocatable CPU and memory a Ray pod asks for (the rest: kubelet, daemon sets).
-RESOURCE_SHARE = 0.8
-
-
-@dataclass(frozen=True)
-class GuideRun:
-    """The vendor guide's batch and lengths: ppo-job's defaults, where every values file starts."""
-
-    train_batch_size: int
-    ppo_mini_batch_size: int
-    max_prompt_length: int
-    max_response_length: int
-
-    @property
-    def sequence_length(self) -> int:
-        return self.max_prompt_length + self.max_response_length
-
-
-@lru_cache(maxsize=1)
-def guide_run() -> GuideRun:
-    """Read from ppo-job's values.yaml as plain YAML: the chart holds the figures, the sizing scales them."""
-    job = yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())
-    return GuideRun(job["data"]["trainBatchSize"], job["actor"]["ppoMiniBatchSize"], job["data"]["maxPromptLength"],
-                    job["data"]["maxResponseLength"])
-
-
-@dataclass(frozen=True)
-class RunShape:
-    """What the sizing needs besides the node type and the model; the batch and lengths the guide's by default."""
-
-    nodes: int
-    train_batch_size: int = field(default_factory=lambda: guide_run().train_batch_size)
-    ppo_mini_batch_size: int = field(default_factory=lambda: guide_run().ppo_mini_batch_size)
-    responses_per_prompt: int = 1
-    critic: bool = True  # the algorithm trains a critic (GAE); the others leave its memory to the rollout
-    max_prompt_length: int = field(default_factory=lambda: guide_run().max_prompt_length)
-    max_response_length: int = field(default_factory=lambda: guide_run().max_response_length)
-    resource_share: float = RESOURCE_SHARE
-    verl_version: str = ""  # the version the values run; token budgets only where it has them measured
-
-    @property
-    def sequence_length(self) -> int:
-        return self.max_prompt_length + self.max_response_length
-
-
-@dataclass(frozen=True)
-class Sizing:
-    train_batch_size: int
-    ppo_mini_batch_size: int
-    cpu: str
-    memory: str
-    tensor_parallel: int
-    rollout_memory_fraction: float
-    micro_batch: int
-    log_prob_micro_batch: int
-    ref_log_prob_micro_batch: int
-    critic_micro_batch: int
-    dynamic_batching: bool
-    gradient_checkpointing: bool
-    train_token_budget: int
-    forward_token_budget: int
-    param_offload: bool
-    optimizer_offload: bool
 
 
 def floor_power_of_two(value: float) -> int:
@@ -126,13 +61,6 @@ def tensor_parallel(shape: GpuShape, model: ModelProfile) -> int:
 # at 0.7, while vLLM held its fraction of the GPU throughout (peak 74.4 against 117.1 GB). Past what the weights
 # and the batch's KV cache need, a larger fraction only takes memory from the training phases.
 REFERENCE_ROLLOUT_MEMORY_FRACTION = 0.4  # the guide's value, measured sufficient on an H200
-# bf16 K and V of Qwen2.5-0.5B: 24 layers x 2 x 2 KV heads x 64 x 2 bytes = 12 KiB a token for 0.49B parameters.
-# Larger models of the family keep fewer KV bytes per parameter (7B: 56 KiB for 7.6B), so this bounds them.
-KV_BYTES_PER_TOKEN_PER_BILLION = 25_000
-# CUDA graphs, activations and sampler buffers inside the engine's share (about 2 GiB at 0.5B).
-ROLLOUT_WORKSPACE_GIB = 2
-
-
 def rollout_memory_cap(shape: GpuShape) -> float:
     """The most a rollout engine may take: larger GPUs keep the training states in the same absolute
     space and can give the rest to the KV cache when the batch needs it."""
@@ -150,7 +78,7 @@ def on_gpu_bytes_per_param(param_offload: bool, optimizer_offload: bool) -> int:
     weights and grads (4) when the optimizer is offloaded, nothing when the parameters are too."""
     if param_offload:
         return 0
-    return 2 * WEIGHT_BYTES_PER_PARAM if optimizer_offload else TRAINING_BYTES_PER_PARAM
+    return MASTER_WEIGHT_BYTES_PER_PARAM if optimizer_offload else TRAINING_BYTES_PER_PARAM
 
 
 def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, offloads: tuple[bool, bool]) -> float:
@@ -166,9 +94,7 @@ def rollout_memory_fraction(shape: GpuShape, model: ModelProfile, run: RunShape,
     (prompts x n) at full length (room for the scheduler) and the workspace, in steps of 0.05, at least the
     guide's 0.4 (measured enough) and at most the cap of the GPU size, raised by the critic's room where
     the algorithm has none."""
-    rows = math.ceil(run.train_batch_size * run.responses_per_prompt / max(1, total_gpus // tp))
-    kv_bytes = rows * run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
-    weights_bytes = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / tp
+    weights_bytes, kv_bytes = rollout_gpu_bytes(model, run, tp, total_gpus)
     need_gib = (weights_bytes + 2 * kv_bytes) / 2**30 + ROLLOUT_WORKSPACE_GIB
     fraction = math.ceil(need_gib / shape.gpu_memory_gib * 20) / 20
     cap = min(rollout_memory_cap(shape) + critic_free_room, MAX_ROLLOUT_MEMORY_FRACTION)
@@ -211,36 +137,24 @@ def log_prob_micro_batches(by_memory: int, run: RunShape, total_gpus: int) -> tu
     return min(2 * by_memory, MAX_MICRO_BATCH, per_gpu_batch), min(by_memory, per_gpu_batch)
 
 
-def offload(shape: GpuShape, model: ModelProfile, total_gpus: int) -> tuple[bool, bool]:
-    """FSDP shards the training states over every GPU; offload the optimizer when a shard takes over a
-    third of a GPU, and the parameters too when it takes over half."""
-    shard_gib = model.params_billion * 1e9 * TRAINING_BYTES_PER_PARAM / total_gpus / 2**30
-    share = shard_gib / shape.gpu_memory_gib
-    return share > 0.5, share > 1 / 3
-
-
-# Token budgets (veRL 0.9.1), measured on one H200 with a Qwen2.5-0.5B-shaped model (docs/sizing.md):
-# - the actor's activations per token of a training micro batch, logits over the 151,936-token vocabulary
-#   included: 2.98 MiB without gradient checkpointing, 1.54 MiB with it (peaks at 2,128, 8,512 and 17,024
-#   tokens: 10.9 / 29.5 / 54.3 GiB without, 7.2 / 16.8 / 29.6 GiB with);
-# - a micro batch is bound by kernel launches up to about 8,000 tokens: without checkpointing 107 ms at both
-#   2,128 and 8,512 tokens, 185 ms at 17,024 (10.9 us a token, 35% MFU); with it 192-234 ms at all three,
-#   its recompute doubling the launches. Past the launch floor, checkpointing only adds work.
-# Other models: a layer's activations grow with width x depth, which across Qwen2.5 grows about as the square
-# root of the parameters (7B: 4.7x the 0.5B's width x depth for 15.5x its parameters, against 3.9x by the
-# root); scaling the whole figure, the vocabulary's share included, by that root errs small.
+# Token budgets (veRL 0.9.1), measured on one H200 (docs/sizing.md); the memory they take: generator/memory.py.
+# A micro batch is bound by kernel launches up to about 8,000 tokens: without checkpointing 107 ms at both 2,128 and
+# 8,512 tokens, 185 ms at 17,024 (10.9 us a token, 35% MFU); with it 192-234 ms at all three, its recompute doubling
+# the launches. Past the launch floor, checkpointing only adds work.
 DYNAMIC_BATCHING_VERSIONS = ("0.9.1",)
-MEASURED_PARAMS_BILLION = 0.49
-ACTIVATION_MIB_PER_TOKEN = {False: 2.98, True: 1.54}  # by gradient checkpointing
-# The share of a GPU a training micro batch's activations and the model's shard may take: the rest holds
-# vLLM's sleeping engine, the other model's states and the allocator's slack. Measured: a 16,384-token
-# budget on an H200 peaked at 52.7 GiB allocated (37%), 80 GB in nvidia-smi.
-TRAINING_MEMORY_SHARE = 0.4
 # Without checkpointing a budget under this stays at the launch floor: checkpointing's ~2x budget is faster.
 LAUNCH_BOUND_TOKENS = 8192
+# The largest budget: the largest measured in veRL (16,384 on one H200 at 0.5B, 2026-12-03b: 38.7 GiB allocated at
+# peak). Past the launch floor a larger micro batch saves only its fixed cost (185 ms at 17,024 tokens, time linear
+# in tokens), not worth memory no run has measured.
+MAX_TOKEN_BUDGET = 16384
 # Forward-only passes (old log-probs, reference, values) keep no activations for a backward pass: twice the
-# training budget (measured: 32,768 tokens a GPU on an H200, old_log_prob 69,692 tokens in one step).
+# training budget (measured: 32,768 tokens a GPU on an H200, old_log_prob 69,692 tokens in one step); the memory
+# model checks them too.
 FORWARD_BUDGET_FACTOR = 2
+# FSDP offload, preferred in this order: none, the optimizer (its moments leave the GPU between updates; veRL 0.9.1
+# brings them back for the update), the parameters too. The first with which every phase fits with the margin.
+OFFLOAD_CHOICES = ((False, False), (False, True), (True, True))
 
 
 @dataclass(frozen=True)
@@ -251,24 +165,46 @@ class TokenBudgets:
     forward: int  # tokens a GPU in one forward-only micro batch
 
 
-def budget_for(room_gib: float, model: ModelProfile, checkpointing: bool) -> int:
-    """Whole tokens of activations that fit the room, down to a power of two (veRL packs up to the budget)."""
-    per_token_gib = (ACTIVATION_MIB_PER_TOKEN[checkpointing] / 1024
-                     * math.sqrt(model.params_billion / MEASURED_PARAMS_BILLION))
-    return floor_power_of_two(room_gib / per_token_gib) if room_gib > per_token_gib else 0
+FIXED_MICRO_BATCHES = TokenBudgets(False, True, 0, 0)
 
 
-def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, total_gpus: int,
-                  offloads: tuple[bool, bool]) -> TokenBudgets:
-    """Dynamic batching where the veRL version has it measured and one whole sequence fits: micro batches of
-    up to `train` tokens, packed from rows of any length, instead of a fixed row count padded to the
-    longest. Gradient checkpointing off where the budget without it is past the launch floor."""
-    shard_gib = model.params_billion * 1e9 * on_gpu_bytes_per_param(*offloads) / total_gpus / 2**30
-    room_gib = shape.gpu_memory_gib * TRAINING_MEMORY_SHARE - shard_gib
-    without, with_ = budget_for(room_gib, model, False), budget_for(room_gib, model, True)
-    if run.verl_version not in DYNAMIC_BATCHING_VERSIONS or with_ < run.sequence_length:
-        return TokenBudgets(False, True, 0, 0)
-    checkpointing = without < max(LAUNCH_BOUND_TOKENS, run.sequence_length)
+def fits(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> bool:
+    """Every phase of the step under the GPU with the margin (generator/memory.py), rows at their full length and every
+    budgeted micro batch full: a larger batch set over the values packs the same micro batches."""
+    return fits_with_margin(PlanInputs(shape, model, None, run, sizing, total_gpus, run.sequence_length, True))
+
+
+def with_budgets(sizing: Sizing, budgets: TokenBudgets) -> Sizing:
+    return replace(sizing, dynamic_batching=budgets.dynamic_batching,
+                   gradient_checkpointing=budgets.gradient_checkpointing, train_token_budget=budgets.train,
+                   forward_token_budget=budgets.forward)
+
+
+def largest_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int,
+                   checkpointing: bool) -> int:
+    """The largest power of two of tokens, up to MAX_TOKEN_BUDGET and at least one whole row (the rulebook's floor),
+    with which every phase fits; 0 where none does."""
+    budget = MAX_TOKEN_BUDGET
+    while budget >= run.sequence_length:
+        trial = with_budgets(sizing, TokenBudgets(True, checkpointing, budget, FORWARD_BUDGET_FACTOR * budget))
+        if fits(shape, model, run, trial, total_gpus):
+            return budget
+        budget //= 2
+    return 0
+
+
+def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> TokenBudgets:
+    """Dynamic batching where the veRL version has it measured and a budget of one whole row fits: micro batches of
+    up to `train` tokens, packed from rows of any length, instead of a fixed row count padded to the longest.
+    Gradient checkpointing on only where the budget without it is under the launch floor and checkpointing fits a
+    larger one (where a forward-only pass bounds both, it would only add its recompute)."""
+    if run.verl_version not in DYNAMIC_BATCHING_VERSIONS:
+        return FIXED_MICRO_BATCHES
+    without = largest_budget(shape, model, run, sizing, total_gpus, False)
+    with_ = largest_budget(shape, model, run, sizing, total_gpus, True)
+    if not with_:
+        return FIXED_MICRO_BATCHES
+    checkpointing = without < max(LAUNCH_BOUND_TOKENS, run.sequence_length) and with_ > without
     train = with_ if checkpointing else without
     return TokenBudgets(True, checkpointing, train, FORWARD_BUDGET_FACTOR * train)
 
@@ -287,31 +223,37 @@ def batches_for(run: RunShape, total_gpus: int) -> RunShape:
 
 
 def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
+    """The settings for the node type: batches, micro batches and the rollout by their rules; then, of the offloads in
+    OFFLOAD_CHOICES' order, the first with which every phase fits with the margin at the token budgets (or fixed micro
+    batches) sized for it; where none fits, both offloaded (the plan then says which phase overflows)."""
     total_gpus = run.nodes * shape.gpus_per_node
     run = batches_for(run, total_gpus)
     cpu, memory = pod_resources(shape, run.resource_share)
     by_memory = memory_micro_batch(shape, model, run)
     micro = micro_batch(by_memory, run, total_gpus)
     log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
-    param_offload, optimizer_offload = offload(shape, model, total_gpus)
-    budgets = token_budgets(shape, model, run, total_gpus, (param_offload, optimizer_offload))
     tp = tensor_parallel(shape, model)
-    room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
-    return Sizing(
-        train_batch_size=run.train_batch_size,
-        ppo_mini_batch_size=run.ppo_mini_batch_size,
-        cpu=cpu,
-        memory=memory,
-        tensor_parallel=tp,
-        rollout_memory_fraction=rollout_memory_fraction(shape, model, run, tp, total_gpus, room),
-        micro_batch=micro,
-        log_prob_micro_batch=log_prob_micro,
-        ref_log_prob_micro_batch=ref_log_prob_micro,
-        critic_micro_batch=micro,
-        dynamic_batching=budgets.dynamic_batching,
-        gradient_checkpointing=budgets.gradient_checkpointing,
-        train_token_budget=budgets.train,
-        forward_token_budget=budgets.forward,
-        param_offload=param_offload,
-        optimizer_offload=optimizer_offload,
-    )
+    for param_offload, optimizer_offload in OFFLOAD_CHOICES:
+        room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
+        fixed = Sizing(
+            train_batch_size=run.train_batch_size,
+            ppo_mini_batch_size=run.ppo_mini_batch_size,
+            cpu=cpu,
+            memory=memory,
+            tensor_parallel=tp,
+            rollout_memory_fraction=rollout_memory_fraction(shape, model, run, tp, total_gpus, room),
+            micro_batch=micro,
+            log_prob_micro_batch=log_prob_micro,
+            ref_log_prob_micro_batch=ref_log_prob_micro,
+            critic_micro_batch=micro,
+            dynamic_batching=False,
+            gradient_checkpointing=True,
+            train_token_budget=0,
+            forward_token_budget=0,
+            param_offload=param_offload,
+            optimizer_offload=optimizer_offload,
+        )
+        sized = with_budgets(fixed, token_budgets(shape, model, run, fixed, total_gpus))
+        if fits(shape, model, run, sized, total_gpus):
+            return sized
+    return sized

@@ -15,6 +15,8 @@ import yaml
 from generator import paths
 
 TABLE = paths.subchart_dir("ppo-job") / "files" / "verl-versions.yaml"
+# The images the chart knows and the Ray inside each (the rulebook refuses Ray's token on one older than 2.52).
+IMAGES = paths.subchart_dir("ppo-job") / "files" / "images.yaml"
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,11 @@ def version_names() -> list[str]:
 
 def by_version() -> dict[str, VerlVersion]:
     return {entry.version: entry for entry in verl_versions()}
+
+
+def image_rays() -> dict[str, str]:
+    """repository:tag -> the Ray inside, a version or a bound such as <2.52.0 (files/images.yaml)."""
+    return {entry["image"]: str(entry["ray"]) for entry in yaml.safe_load(IMAGES.read_text())}
 
 
 def rollout_engines() -> list[str]:

@@ -49,7 +49,10 @@ MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing
          "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["vllm-grpo-0.5b"],
          "vllm-grpo-tiny": ["grpo"],
          # veRL 0.9.1's trainer settings for the rollout's wait and overlap, each against vllm-generated.
-         "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async"]}
+         "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async"],
+         "vllm-awake": ["vllm-generated-awake"],
+         # The ladder of sizes: each model's generated profile for one H200, then the seed's parameters.
+         "vllm-ladder": ["vllm-1.5b-generated", "vllm-1.5b-seed", "vllm-3b-generated", "vllm-3b-seed"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
 MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
 # Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).
@@ -63,6 +66,9 @@ COMPARISONS = {
     "vllm_quick_poll_vs_2s": ("vllm-generated-poll2s", "vllm-generated"),
     "vllm_v1_quick_poll_vs_legacy_trainer": ("vllm-generated-v0", "vllm-generated"),
     "vllm_colocate_async_vs_sync": ("vllm-generated", "vllm-generated-colocate-async"),
+    "vllm_awake_vs_sleeping_rollout": ("vllm-generated", "vllm-generated-awake"),
+    "vllm_1.5b_generated_vs_seed": ("vllm-1.5b-seed", "vllm-1.5b-generated"),
+    "vllm_3b_generated_vs_seed": ("vllm-3b-seed", "vllm-3b-generated"),
 }
 TRAIN_ROWS, TEST_ROWS = 512, 64
 STEP_LINE = re.compile(r"step:(\d+) - (.*)")
@@ -305,24 +311,28 @@ def summarize(run: dict, steps: dict[int, dict[str, float]], peak: list[int]) ->
 
 
 def rollout_figures(entrypoint: str, summary: dict, floor: dict | None) -> dict:
-    """Generated tokens per second of the rollout phase (the batch's responses over timing_s/gen), and the
-    rollout's time over vLLM's own for the same batch (lab/gpu/generation_floor.py), where it was measured."""
+    """Generated tokens per second of the rollout phase (the batch's responses over its time), and the rollout's
+    time over vLLM's own for the same batch (lab/gpu/generation_floor.py), where it was measured. The rollout's
+    time: the chart's replay buffer's wait for the whole batch (timing_s/rollout_wait, to within its 50-ms poll)
+    where it ran, else veRL's timing_s/gen (which also puts the engine to sleep, and polls every 2 s)."""
     settings = render_jobs.overrides(entrypoint)
     rows = int(settings["data.train_batch_size"]) * int(settings.get("actor_rollout_ref.rollout.n", 1))
-    gen, length = summary["timing_s"].get("gen"), summary.get("response_length_mean")
+    gen = summary["timing_s"].get("rollout_wait") or summary["timing_s"].get("gen")
+    length = summary.get("response_length_mean")
     same_batch = floor and floor["prompts"] * floor["samples_per_prompt"] == rows
-    return {"rollout_rows": rows,
+    return {"rollout_rows": rows, "rollout_timer": "rollout_wait" if summary["timing_s"].get("rollout_wait") else "gen",
             "rollout_tokens_per_second": round(rows * length / gen, 1) if gen and length else None,
             "rollout_over_floor": round(gen / floor["floor_s"], 2) if gen and same_batch else None}
 
 
-def generation_floor(run: dict, out: Path) -> dict | None:
-    """vLLM's own time for the run's rollout batch, in a process of its own before Ray takes the GPU."""
-    path = out / "generation-floor.json"
-    say(f"generation floor: vLLM alone on {run['run']}'s batch")
+def generation_floor(run: dict, out: Path, engine: str = "offline") -> dict | None:
+    """vLLM's own time for the run's rollout batch, in a process of its own before Ray takes the GPU; engine
+    async: through vLLM's asynchronous engine as veRL's rollout server runs it (lab/gpu/generation_floor.py)."""
+    path = out / f"generation-floor-{'async-' if engine == 'async' else ''}{run['model_size']}.json"
+    say(f"generation floor ({engine}): vLLM alone on {run['run']}'s batch")
     try:
-        done = subprocess.run([sys.executable, str(HERE / "generation_floor.py"), run["folder"], str(path)],
-                              timeout=150).returncode == 0
+        done = subprocess.run([sys.executable, str(HERE / "generation_floor.py"), run["folder"], str(path),
+                               "--engine", engine], timeout=150 if engine == "offline" else 300).returncode == 0
     except subprocess.TimeoutExpired:
         done = False
     return json.loads(path.read_text()) if done and path.exists() else None
@@ -446,6 +456,8 @@ def main() -> int:
                         help="list, then delete each run's checkpoint (the disk holds only a few 0.5B ones)")
     parser.add_argument("--floor", action="store_true", help="first measure vLLM's own time for the first run's "
                         "rollout batch (lab/gpu/generation_floor.py): the generation floor")
+    parser.add_argument("--async-floor", action="store_true", help="also the first run's batch through vLLM's "
+                        "asynchronous engine as veRL's rollout server runs it, by output kind")
     parser.add_argument("--nodes", type=int, nargs="+", help="Ray nodes to split the machine's GPUs over, one "
                         "cluster after the other (the mode's layouts by default; two-node: 2 then 1)")
     args = parser.parse_args()
@@ -464,9 +476,14 @@ def main() -> int:
         capture_output=True, text=True).stdout.strip().splitlines())
     report["prepare"] = prepare_inputs(plan[0][1])
     say(f"inputs ready: {report['prepare']}")
-    if args.floor:
-        report["generation_floor"] = generation_floor(plan[0][1][0], args.out)
-    floor = report.get("generation_floor")
+    if args.floor:  # one for each model of the runs, each for the first run of that model's batch
+        firsts: dict[str, dict] = {}
+        for run in plan[0][1]:
+            firsts.setdefault(run["model_size"], run)
+        report["generation_floors"] = {size: generation_floor(run, args.out) for size, run in firsts.items()}
+    if args.async_floor:
+        report["generation_floor_async"] = generation_floor(plan[0][1][0], args.out, "async")
+    floors = {floor["model_path"]: floor for floor in (report.get("generation_floors") or {}).values() if floor}
     failed = False
     for nodes, runs in plan:
         with RayHead(gpus // nodes, nodes) as head:
@@ -474,7 +491,8 @@ def main() -> int:
                 # Layouts share release names and so checkpoint directories: resume_mode=auto would resume one
                 # layout's run from another's checkpoint, so with several layouts each is listed, then dropped.
                 keep = not args.drop_checkpoints and len(layouts) == 1
-                result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep, floor=floor)
+                result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep,
+                                 floor=floors.get(run["model_path"]))
                 report["runs"][run_key(run, len(layouts))] = result
                 report["comparison"] = comparisons(report["runs"])
                 results_path.write_text(json.dumps(report, indent=2) + "\n")
@@ -485,8 +503,9 @@ def main() -> int:
                                                    "rollout_tokens_per_second", "rollout_over_floor", "timing_s",
                                                    "phase_mfu", "torch_max_allocated_gib",
                                                    "nvidia_smi_peak_mib", "checkpoint_step")}
-                      for name, r in report["runs"].items()} | {"generation_floor": report.get("generation_floor"),
-                                                                "comparison": report.get("comparison")}, indent=1))
+                      for name, r in report["runs"].items()}
+                     | {key: report.get(key) for key in ("generation_floors", "generation_floor_async", "comparison")},
+                     indent=1))
     return 1 if failed else 0
 
 

@@ -56,13 +56,49 @@ QUICK_POLL_ARGS = (f"trainer.v1.sampler.custom_sampler.path={SAMPLER_PATH}",
 
 @dataclass(frozen=True)
 class Run:
-    values_file: str
+    values_file: str  # relative to the checkout; ONE_GPU_PROFILE: the generator's profile for one H200 and the model
     release: str
-    model: str  # a lab/gpu/build_model.py size
+    model: str  # a lab/gpu/build_model.py size (and a model of generator/catalog.yaml)
     steps: int
     settings: tuple[tuple[str, str], ...] = ()  # further values as JSON literals
     profile: str = "hf"
     extra_args: tuple[str, ...] = ()  # veRL overrides beyond the chart's values (measurement only)
+    rule_offloads: bool = False  # take the FSDP offloads the rules choose for one H200 and the model (the seed's)
+
+
+# The ladder of sizes (issue 34): what `python -m generator render` writes for one H200 GPU and the run's model,
+# from the catalog's H200 node type cut to one GPU (the machine the proof runs on), into the bundle.
+ONE_GPU_PROFILE = "one-h200"
+CATALOG_SHAPE = "h200-141g-x8"
+ONE_GPU_SHAPE = "h200-141g-x1"
+# The offload values the rules set, carried onto the seed's parameters at sizes where the seed's would not fit.
+OFFLOAD_KEYS = (("actor", "paramOffload"), ("actor", "optimizerOffload"), ("ref", "paramOffload"),
+                ("critic", "paramOffload"), ("critic", "optimizerOffload"))
+
+
+def one_gpu_values(chart_root: Path, model: str, bundle: Path) -> Path:
+    """The generated values for one H200 GPU and `model` (written once per bundle)."""
+    out = bundle / "values" / model
+    values = out / f"{ONE_GPU_SHAPE}.yaml"
+    if values.exists():
+        return values
+    catalog = yaml.safe_load((chart_root / "generator/catalog.yaml").read_text())
+    eight = next(shape for shape in catalog["shapes"] if shape["name"] == CATALOG_SHAPE)
+    per_gpu = {"cpu": str(int(eight["allocatable"]["cpu"]) // eight["gpusPerNode"]),
+               "memory": f"{int(eight['allocatable']['memory'].removesuffix('Gi')) // eight['gpusPerNode']}Gi"}
+    catalog["shapes"] = [{**eight, "name": ONE_GPU_SHAPE, "gpusPerNode": 1, "allocatable": per_gpu}]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
+    subprocess.run([sys.executable, "-m", "generator", "render", ONE_GPU_SHAPE, "--model", model, "--nodes", "1",
+                    "--catalog", str(out / "catalog.yaml"), "--output", str(out)], check=True, cwd=chart_root,
+                   stdout=subprocess.DEVNULL)
+    return values
+
+
+def rule_offload_settings(chart_root: Path, model: str, bundle: Path) -> tuple[tuple[str, str], ...]:
+    job = yaml.safe_load(one_gpu_values(chart_root, model, bundle).read_text())["ppo-job"]
+    return tuple((f"ppo-job.{role}.{key}", json.dumps(job[role][key])) for role, key in OFFLOAD_KEYS
+                 if key in job.get(role, {}))
 
 
 # The side-by-side of make gpu-bench VLLM=1 (issue 27): no checkpoint or validation inside the timed steps
@@ -115,7 +151,20 @@ RUNS = {
     # checkpoint of the last one within one 10-minute command (validation only skipped).
     "vllm-grpo-0.5b": Run("values/h200-141g-x8.yaml", "grpo-0-5b", "qwen2.5-0.5b", 3, (
         ("ppo-job.algorithm.name", '"grpo"'), ("ppo-job.trainer.testFreq", "-1")), "vllm", BENCH_ARGS),
+    # The rollout engine kept awake between steps (no sleep after sampling, no wake before the next): what the
+    # engine's sleep and wake cost. Its memory then stays taken while training, so it gets a smaller share.
+    "vllm-generated-awake": Run("values/h200-141g-x8.yaml", "vllm-generated-awake", "qwen2.5-0.5b", 4,
+                                BENCH_SETTINGS + (("ppo-job.rollout.gpuMemoryUtilization", "0.25"),), "vllm",
+                                BENCH_ARGS + ("actor_rollout_ref.rollout.free_cache_engine=false",)),
 }
+# The ladder (issue 34 item 3): each size with the generator's profile for one H200, and with the seed's
+# parameters (the offloads the rules choose where the seed's would not fit), as the 0.5B pair above.
+for _size in ("1.5b", "3b"):
+    RUNS[f"vllm-{_size}-generated"] = Run(ONE_GPU_PROFILE, f"generated-{_size.replace('.', '-')}",
+                                          f"qwen2.5-{_size}", 4, BENCH_SETTINGS, "vllm", BENCH_ARGS)
+    RUNS[f"vllm-{_size}-seed"] = Run("values/seed-2gpu.yaml", f"seed-{_size.replace('.', '-')}", f"qwen2.5-{_size}",
+                                     4, BENCH_SETTINGS, "vllm", BENCH_ARGS, rule_offloads=True)
+
 
 
 def overrides(entrypoint: str) -> dict[str, str]:
@@ -132,8 +181,9 @@ def run_folder(name: str, gpus: int, nodes: int = 1) -> str:
     return f"{name}-{gpus}gpu" if nodes == 1 else f"{name}-{nodes}x{gpus}gpu"
 
 
-def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1) -> list[str]:
+def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1, bundle: Path | None = None) -> list[str]:
     """gpus: GPUs of each node; nodes: Ray nodes (a head and nodes - 1 worker raylets)."""
+    bundle = bundle or ROOT / ".gpu"
     helm = os.environ.get("HELM") or str(
         Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache/verl-ppo")) / "bin" / "helm4")
     settings = {
@@ -145,11 +195,14 @@ def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1) -> list[
         "global.gpu.nodes": str(nodes),
         **PROFILES[run.profile],
     }
+    values = one_gpu_values(chart_root, run.model, bundle) if run.values_file == ONE_GPU_PROFILE else \
+        chart_root / run.values_file
     command = [helm, "template", run.release, str(chart_root / "charts/verl-ppo"), "--namespace", NAMESPACE,
-               "-f", str(chart_root / run.values_file)]
+               "-f", str(values)]
     for key, value in settings.items():
         command += ["--set-string" if key == "ppo-job.verlVersion" else "--set", f"{key}={value}"]
-    for key, value in run.settings:  # JSON: Helm 4's --set reads 0.4 as a string
+    offloads = rule_offload_settings(chart_root, run.model, bundle) if run.rule_offloads else ()
+    for key, value in offloads + run.settings:  # JSON: Helm 4's --set reads 0.4 as a string
         command += ["--set-json", f"{key}={value}"]
     extra = [f"trainer.total_training_steps={run.steps}", *LAB_OVERRIDES[run.profile], *run.extra_args]
     if not run.settings or ("ppo-job.algorithm.name", '"ppo"') in run.settings or \
@@ -202,7 +255,7 @@ def job_environment(job: dict) -> dict[str, str]:
 
 
 def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: int = 1) -> None:
-    command = helm_command(chart_root, run, gpus, nodes)
+    command = helm_command(chart_root, run, gpus, nodes, out.parents[1])
     rendered = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     objects = [o for o in yaml.safe_load_all(rendered) if o]
     job = submitter_job(objects)

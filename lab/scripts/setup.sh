@@ -195,6 +195,27 @@ out.write_bytes(zipfile.ZipFile(sys.argv[1]).read("vllm/v1/metrics/loggers.py"))
   rm -rf "$tmp"
 }
 
+# The pinned SGLang's metric declarations (sglang/srt/observability/metrics_collector.py of the wheel lab/versions.env
+# SGLANG_VERSION pins, for this machine's Python) and the labels its scheduler and tokenizer give them
+# (scheduler_metrics_mixin.py, managers/tokenizer_manager.py): the rollout dashboard's test checks each SGLang name,
+# type and label it reads against them, as vLLM's. The wheel (about 8 MB) is read for those files and dropped.
+sglang_metrics="$cache/sglang-$SGLANG_VERSION/sglang/srt/observability/metrics_collector.py"
+sglang_metrics_ready() { [ -s "$sglang_metrics" ] && [ -s "$cache/sglang-$SGLANG_VERSION/sglang/srt/managers/tokenizer_manager.py" ]; }
+sglang_metrics_build() {
+  local tmp wheel
+  tmp=$(mktemp -d)
+  "$venv_python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d "$tmp" \
+    "sglang==$SGLANG_VERSION"
+  wheel=$(find "$tmp" -maxdepth 1 -name "sglang-$SGLANG_VERSION-*.whl" | head -1)
+  "$venv_python" -c 'import pathlib, sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+for name in ("observability/metrics_collector.py", "observability/scheduler_metrics_mixin.py",
+             "managers/tokenizer_manager.py"):
+    out = pathlib.Path(sys.argv[2], "sglang/srt", name); out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(wheel.read(f"sglang/srt/{name}"))' "$wheel" "$cache/sglang-$SGLANG_VERSION"
+  rm -rf "$tmp"
+}
+
 # Redis from Debian's packages, unpacked into the cache (PINNED says which): the external GCS store of
 # KubeRay's GCS fault tolerance in test tier 7 (bin/redis-server runs with the unpacked lib/).
 redis="$cache/redis"
@@ -233,6 +254,7 @@ add_step helm-unittest "helm-unittest $HELM_UNITTEST_VERSION (Helm plugin) from 
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of every supported version (ppo-job's files/verl-versions.yaml)" verl_config_ready verl_config_build
 add_step vllm-metrics "vLLM $vllm_version's metric declarations (from its wheel)" vllm_metrics_ready vllm_metrics_build
+add_step sglang-metrics "SGLang $SGLANG_VERSION's metric declarations (from its wheel)" sglang_metrics_ready sglang_metrics_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build
 add_step redis "redis-server ${REDIS_DEBS%% *} (Debian, unpacked)" redis_ready redis_build
 add_step checkov "checkov $CHECKOV_VERSION in its own venv" checkov_ready checkov_build

@@ -60,6 +60,22 @@ def ray(**sections) -> dict:
 NGINX_LOCKED = {"enabled": True, "accessControl": {"basicAuthSecret": "dashboard-users"}}
 
 
+def token_on(ray_sections: dict | None = None, **sections) -> dict:
+    """Ray's token on an image whose Ray has it (the catalog's veRL image; the default image's Ray predates it), with
+    `ray_sections` under raycluster and each other section (ppo-job=..., global entries merged) as given."""
+    values = {"global": {"rayAuth": {"tokenSecret": "ray-token"},
+                         "image": {"repository": "verlai/verl", "tag": "vllm024.dev2"}},
+              "raycluster": {"rayVersion": "2.60.0", **(ray_sections or {})}}
+    for name, section in sections.items():
+        values[name] = {**values.get(name, {}), **section}
+    return values
+
+
+def peers(**lists) -> dict:
+    """The dashboard Ingress locked and the NetworkPolicy's peer lists as given."""
+    return ray(ingress=NGINX_LOCKED, networkPolicy=lists)
+
+
 CASES = [
     # Wrong types and ranges (schema).
     Case("batch-not-integer", job(data={"trainBatchSize": "256x"}), "ppo-job.data.trainBatchSize", layer="schema"),
@@ -458,6 +474,91 @@ CASES = [
     Case("dashboard-peer-every-address",
          ray(ingress=NGINX_LOCKED, networkPolicy={"dashboardFrom": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}),
          "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"]),
+    # Issue 37: NetworkPolicy selectors and CIDRs typed as the API types them (a misspelled field would become {}, every
+    # namespace), and a peer that admits everyone refused however it is spelled.
+    Case("dashboard-peer-misspelled-selector-field",
+         peers(dashboardFrom=[{"namespaceSelector": {"matchLabel": {"a": "b"}}}]),
+         "raycluster.networkPolicy.dashboardFrom[0].namespaceSelector.matchLabel"),
+    Case("metrics-peer-misspelled-pod-selector-field",
+         peers(metricsFrom=[{"podSelector": {"matchLables": {"a": "b"}}}]),
+         "raycluster.networkPolicy.metricsFrom[0].podSelector.matchLables"),
+    Case("dashboard-peer-label-value-with-space",
+         peers(dashboardFrom=[{"namespaceSelector": {"matchLabels": {"team": "a b"}}}]),
+         "raycluster.networkPolicy.dashboardFrom[0].namespaceSelector.matchLabels.team"),
+    Case("dashboard-peer-label-key-too-long", peers(dashboardFrom=[{"podSelector": {"matchLabels": {"k" * 64: "x"}}}]),
+         f"raycluster.networkPolicy.dashboardFrom[0].podSelector.matchLabels.{'k' * 64}", value="x"),
+    Case("dashboard-peer-expression-unknown-operator", peers(dashboardFrom=[{"namespaceSelector": {
+        "matchExpressions": [{"key": "team", "operator": "Equals", "values": ["a"]}]}}]),
+         "raycluster.networkPolicy.dashboardFrom[0].namespaceSelector.matchExpressions[0].operator"),
+    Case("dashboard-peer-expression-key-with-space", peers(dashboardFrom=[{"namespaceSelector": {
+        "matchExpressions": [{"key": "my team", "operator": "Exists"}]}}]),
+         "raycluster.networkPolicy.dashboardFrom[0].namespaceSelector.matchExpressions[0].key"),
+    Case("dashboard-peer-cidr-without-prefix", peers(dashboardFrom=[{"ipBlock": {"cidr": "10.0.0.0"}}]),
+         "raycluster.networkPolicy.dashboardFrom[0].ipBlock.cidr"),
+    Case("dashboard-peer-cidr-host-name", peers(dashboardFrom=[{"ipBlock": {"cidr": "lb.example.com/32"}}]),
+         "raycluster.networkPolicy.dashboardFrom[0].ipBlock.cidr"),
+    Case("metrics-peer-except-not-a-cidr",
+         peers(metricsFrom=[{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/33"]}}]),
+         "raycluster.networkPolicy.metricsFrom[0].ipBlock.except[0]"),
+    Case("dashboard-peer-exists-on-the-namespace-name", peers(dashboardFrom=[{"namespaceSelector": {
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}]}}]),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"]),
+    Case("dashboard-peer-namespaces-not-in-a-list", peers(dashboardFrom=[{"namespaceSelector": {
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                              "values": ["kube-system"]}]}}]),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"]),
+    Case("dashboard-peer-every-ipv6-address", peers(dashboardFrom=[{"ipBlock": {"cidr": "::/0"}}]),
+         "raycluster.networkPolicy.dashboardFrom[0]", mentions=["dashboardFromAnywhere"]),
+    Case("dashboard-peers-two-halves-of-ipv4", peers(dashboardFrom=[{"ipBlock": {"cidr": "0.0.0.0/1"}},
+                                                                   {"ipBlock": {"cidr": "128.0.0.0/1"}}]),
+         "raycluster.networkPolicy.dashboardFrom", value="0.0.0.0/1,128.0.0.0/1", mentions=["dashboardFromAnywhere"]),
+    Case("dashboard-peers-cover-ipv6-in-three", peers(dashboardFrom=[
+        {"ipBlock": {"cidr": "8000::/1"}}, {"ipBlock": {"cidr": "::/2"}}, {"ipBlock": {"cidr": "4000::/2"}}]),
+         "raycluster.networkPolicy.dashboardFrom", value="8000::/1,::/2,4000::/2"),
+    # The KubeRay operator's peer: names printed as text, label keys bounded.
+    Case("kuberay-operator-namespace-a-number", ray(networkPolicy={"kubeRayOperator": {"namespace": 1234}}),
+         "raycluster.networkPolicy.kubeRayOperator.namespace"),
+    Case("kuberay-operator-namespace-upper-case", ray(networkPolicy={"kubeRayOperator": {"namespace": "KubeRay"}}),
+         "raycluster.networkPolicy.kubeRayOperator.namespace"),
+    Case("kuberay-operator-label-name-too-long",
+         ray(networkPolicy={"kubeRayOperator": {"podLabels": {"team/" + "n" * 64: "x"}}}),
+         "raycluster.networkPolicy.kubeRayOperator.podLabels.team/" + "n" * 64, value="x"),
+    # Ray's token: its variables are the chart's in every env list; the image must have a Ray that has it; TensorBoard's
+    # Ingress path is no part of what the token guards.
+    Case("ray-token-turned-off-in-env", token_on({"env": [{"name": "RAY_AUTH_MODE", "value": "disabled"}]}),
+         "raycluster.env[0]", value="RAY_AUTH_MODE", mentions=["global.rayAuth.tokenSecret"]),
+    Case("ray-token-from-another-secret-in-worker-env", token_on({"worker": {"env": [
+        {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": "mine", "key": "t"}}}]}}),
+         "raycluster.worker.env[0]", value="RAY_AUTH_TOKEN"),
+    Case("ray-token-file-in-head-env",
+         token_on({"head": {"env": [{"name": "RAY_AUTH_TOKEN_PATH", "value": "/tmp/t"}]}}),
+         "raycluster.head.env[0]", value="RAY_AUTH_TOKEN_PATH"),
+    Case("ray-token-in-extra-secret-env",
+         token_on({"extraSecretEnv": {"RAY_AUTH_TOKEN": {"secretName": "mine", "key": "t"}}}),
+         "raycluster.extraSecretEnv.RAY_AUTH_TOKEN", value="RAY_AUTH_TOKEN"),
+    Case("ray-token-turned-off-in-runtime-env", token_on(**job(runtimeEnv={"env": {"RAY_AUTH_MODE": "disabled"}})),
+         "ppo-job.runtimeEnv.env.RAY_AUTH_MODE", value="disabled"),
+    Case("ray-kubernetes-tokens-in-runtime-env",
+         token_on(**job(runtimeEnv={"env": {"RAY_ENABLE_K8S_TOKEN_AUTH": "true"}})),
+         "ppo-job.runtimeEnv.env.RAY_ENABLE_K8S_TOKEN_AUTH", value="true"),
+    Case("ray-token-on-the-default-image", {"global": {"rayAuth": {"tokenSecret": "ray-token"}},
+                                            "raycluster": {"rayVersion": "2.60.0"}},
+         "global.rayAuth.tokenSecret", mentions=["2.52.0"]),
+    Case("ray-token-on-the-default-image-in-rayjob-mode",
+         {"global": {"mode": "RayJob", "rayAuth": {"tokenSecret": "ray-token"}},
+          "raycluster": {"rayVersion": "2.52.0"}},
+         "global.rayAuth.tokenSecret"),
+    Case("tensorboard-path-behind-the-token-alone",
+         token_on({"ingress": {"enabled": True}, "networkPolicy": {"dashboardFromAnywhere": True}},
+                  **{"global": {"tensorboard": {"enabled": True, "ingressPath": "/tensorboard"}}}),
+         "global.tensorboard.ingressPath", mentions=["global.tensorboard.ingressAllowUnauthenticated"]),
+    Case("tensorboard-path-behind-the-token-on-an-alb",
+         token_on({"ingress": {"enabled": True, "provider": "alb"},
+                   "networkPolicy": {"dashboardFrom": [{"ipBlock": {"cidr": "10.0.0.0/16"}}]}},
+                  **{"global": {"tensorboard": {"enabled": True, "ingressPath": "/tb"}}}),
+         "global.tensorboard.ingressPath"),
+    Case("tensorboard-opt-in-without-a-path", {"global": {"tensorboard": {"ingressAllowUnauthenticated": True}}},
+         "global.tensorboard.ingressAllowUnauthenticated"),
     # dashboardURL: not beside the release's own cluster, a real port.
     Case("dashboard-url-beside-own-cluster", job(dashboardURL="http://other-head-svc.ray.svc:8265"),
          "ppo-job.dashboardURL",
@@ -611,6 +712,27 @@ ACCEPTED = [
              ray(queue={"volcano": "team-a_GPU.1"}, nodeSelector={"node.kubernetes.io/pool": ""},
                  head={"labels": {"example.com/cost-center": "R-and-D.42"}}) |
              {"global": {"commonLabels": {"team": "research"}}}),
+    Accepted("dashboard-peers-that-narrow", peers(
+        dashboardFrom=[{"namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "Exists"}]}},
+                       {"namespaceSelector": {"matchExpressions": [
+                           {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ingress-nginx"]}]}},
+                       {"ipBlock": {"cidr": "0.0.0.0/1"}},
+                       {"ipBlock": {"cidr": "128.0.0.0/2", "except": ["128.1.0.0/16"]}},
+                       {"ipBlock": {"cidr": "2001:db8::/32"}}],
+        metricsFrom=[{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+                      "namespaceSelector": {}}])),
+    Accepted("ray-token-with-a-load-balancer-head", token_on({"head": {"serviceType": "LoadBalancer"}})),
+    Accepted("ray-token-with-tensorboard-behind-source-ranges",
+             token_on({"ingress": {"enabled": True, "accessControl": {"sourceRanges": ["10.0.0.0/8"]}},
+                       "networkPolicy": {"dashboardFromAnywhere": True}},
+                      **{"global": {"tensorboard": {"enabled": True, "ingressPath": "/tensorboard"}}})),
+    Accepted("ray-token-with-tensorboard-opted-in",
+             token_on({"ingress": {"enabled": True}, "networkPolicy": {"dashboardFromAnywhere": True}},
+                      **{"global": {"tensorboard": {"enabled": True, "ingressPath": "/tensorboard",
+                                                    "ingressAllowUnauthenticated": True}}})),
+    Accepted("ray-token-variables-without-the-token", ray(env=[{"name": "RAY_AUTH_MODE", "value": "disabled"}])),
+    Accepted("kuberay-operator-namespace-of-digits", {"global": {"mode": "RayJob"}, "raycluster": {
+        "networkPolicy": {"kubeRayOperator": {"namespace": "1234", "podLabels": {"example.com/app": "true"}}}}}),
     Accepted("env-that-mentions-the-charts-without-replacing", ray(env=[{"name": "PYTHONPATH_EXTRA", "value": "/code"},
                                                                        {"name": "HF_HUB_OFFLINE", "value": "1"}])),
 ]
@@ -643,6 +765,12 @@ SCHEMA_CASES = {
     "network-policy-empty-dashboard-peer", "network-policy-empty-metrics-peer", "dashboard-url-port-zero",
     "dashboard-url-port-past-65535", "prepare-endpoint-with-credentials", "prepare-endpoint-port-past-65535",
     "prepare-dataset-id-option", "prepare-model-id-option",
+    "dashboard-peer-misspelled-selector-field", "metrics-peer-misspelled-pod-selector-field",
+    "dashboard-peer-label-value-with-space", "dashboard-peer-label-key-too-long",
+    "dashboard-peer-expression-unknown-operator",
+    "dashboard-peer-expression-key-with-space", "dashboard-peer-cidr-without-prefix", "dashboard-peer-cidr-host-name",
+    "metrics-peer-except-not-a-cidr", "kuberay-operator-namespace-a-number", "kuberay-operator-namespace-upper-case",
+    "kuberay-operator-label-name-too-long",
 }
 CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
 

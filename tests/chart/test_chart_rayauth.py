@@ -9,7 +9,9 @@ import pytest
 
 from support import helm as helm_cli
 
-TOKEN = ["--set", "global.rayAuth.tokenSecret=ray-token", "--set", "raycluster.rayVersion=2.60.0"]
+# The catalog's veRL image: not the chart's default, whose Ray predates the token (ppo-job's files/images.yaml).
+IMAGE = ["--set", "global.image.repository=verlai/verl", "--set", "global.image.tag=vllm024.dev2"]
+TOKEN = ["--set", "global.rayAuth.tokenSecret=ray-token", "--set", "raycluster.rayVersion=2.60.0", *IMAGE]
 TOKEN_ENV = {"name": "RAY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": "ray-token", "key": "auth_token"}}}
 DASHBOARD_PEERS = ["--set-json", 'raycluster.networkPolicy.dashboardFrom=[{"ipBlock":{"cidr":"10.20.0.0/16"}}]']
 
@@ -83,3 +85,62 @@ def test_basic_auth_in_front_of_the_token_is_refused(helm):
     assert result.returncode != 0
     assert "raycluster.ingress.accessControl.basicAuthSecret=dashboard-users" in result.output
     assert "Ray's token is the Ingress's access control" in result.output
+
+
+def test_the_token_is_refused_on_the_charts_default_image_whose_ray_predates_it(helm):
+    """The chart knows its default image's Ray (files/images.yaml): there the token would be ignored by Ray while the
+    chart counted it as the Ingress's access control, whatever raycluster.rayVersion claims."""
+    result = helm_cli.template(helm, "--set", "global.rayAuth.tokenSecret=ray-token",
+                               "--set", "raycluster.rayVersion=2.60.0")
+    assert result.returncode != 0
+    assert "global.rayAuth.tokenSecret=ray-token: turns on Ray's token" in result.output
+    assert "Ray <2.52.0" in result.output and "--set global.image.tag=<tag>" in result.output
+
+
+@pytest.mark.parametrize(("where", "field"), [
+    (["--set", "raycluster.env[0].name=RAY_AUTH_MODE", "--set", "raycluster.env[0].value=disabled"],
+     "raycluster.env[0]"),
+    (["--set", "raycluster.head.env[0].name=RAY_AUTH_TOKEN",
+      "--set", "raycluster.head.env[0].valueFrom.secretKeyRef.name=other",
+      "--set", "raycluster.head.env[0].valueFrom.secretKeyRef.key=t"], "raycluster.head.env[0]"),
+    (["--set", "raycluster.worker.env[0].name=RAY_AUTH_TOKEN_PATH", "--set", "raycluster.worker.env[0].value=/tmp/t"],
+     "raycluster.worker.env[0]"),
+    (["--set", "raycluster.extraSecretEnv.RAY_AUTH_TOKEN.secretName=other",
+      "--set", "raycluster.extraSecretEnv.RAY_AUTH_TOKEN.key=t"],
+     "raycluster.extraSecretEnv.RAY_AUTH_TOKEN"),
+    (["--set", "ppo-job.runtimeEnv.env.RAY_AUTH_MODE=disabled"], "ppo-job.runtimeEnv.env.RAY_AUTH_MODE"),
+])
+def test_the_tokens_variables_are_the_charts_in_every_env_list(helm, where, field):
+    """KubeRay keeps what a container already has: a token variable from values would turn the token off or give the
+    nodes another one. Refused by name, never merged; without the token no rule claims them for it."""
+    result = helm_cli.template(helm, *TOKEN, *where)
+    assert result.returncode != 0 and f"  - {field}=" in result.output, result.output
+    assert "--set global.rayAuth.tokenSecret=''" in result.output
+    assert "would replace Ray's token setting" not in helm_cli.template(helm, *where).output
+
+
+def test_a_load_balancer_head_behind_the_token_is_accepted(helm, validator):
+    """Ray checks the token on each port the head Service publishes (dashboard, GCS, client): no false refusal."""
+    balancer = ["--set", "raycluster.head.serviceType=LoadBalancer"]
+    refused = helm_cli.template(helm, *balancer)
+    assert refused.returncode != 0 and "raycluster.head.serviceType=LoadBalancer" in refused.output
+    assert "--set global.rayAuth.tokenSecret=<Secret>" in refused.output
+    documents = render(helm, validator, *balancer, *TOKEN)
+    cluster = next(d for d in documents if d["kind"] == "RayCluster")
+    assert cluster["spec"]["headGroupSpec"]["serviceType"] == "LoadBalancer"
+
+
+def test_the_tensorboard_path_needs_an_access_control_the_token_is_not(helm, validator):
+    """The token guards Ray's dashboard alone: TensorBoard's path on the same Ingress needs one of the Ingress's own,
+    or its opt-in."""
+    tensorboard = ["--set", "raycluster.ingress.enabled=true", *DASHBOARD_PEERS, *TOKEN,
+                   "--set", "global.tensorboard.enabled=true", "--set", "global.tensorboard.ingressPath=/tensorboard"]
+    refused = helm_cli.template(helm, *tensorboard)
+    assert refused.returncode != 0
+    assert "global.tensorboard.ingressPath=/tensorboard: publishes TensorBoard" in refused.output
+    assert "--set global.tensorboard.ingressAllowUnauthenticated=true" in refused.output
+    for control in (["--set", "raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8}"],
+                    ["--set", "global.tensorboard.ingressAllowUnauthenticated=true"]):
+        documents = render(helm, validator, *tensorboard, *control)
+        ingress = next(d for d in documents if d["kind"] == "Ingress")
+        assert "/tensorboard" in [path["path"] for path in ingress["spec"]["rules"][0]["http"]["paths"]]

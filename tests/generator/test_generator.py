@@ -693,3 +693,13 @@ def test_the_node_types_doc_adds_the_catalogs_verl_release_to_its_image():
 def test_the_guides_shape_keeps_the_charts_verl_and_the_others_run_the_catalogs():
     for shape, version, _ in sized_shapes(CATALOG, MODEL, ALGORITHMS["ppo"]):
         assert version == (default_verl_version() if shape.vendor_guide else CATALOG.verl.version), shape.name
+
+
+def test_the_charts_default_image_is_in_the_image_table_with_a_ray_before_the_token():
+    """files/images.yaml, read by the rulebook (Ray's token refused on an older Ray) and here: it knows the chart's
+    default image, whose Ray predates token authentication, and not the catalog's veRL image."""
+    chart = yaml.safe_load((paths.CHART / "values.yaml").read_text())["global"]["image"]
+    rays = verlversions.image_rays()
+    assert rays[f"{chart['repository']}:{chart['tag']}"] == "<2.52.0"
+    catalog = yaml.safe_load(paths.CATALOG.read_text())["verl"]["image"]
+    assert f"{catalog['repository']}:{catalog['tag']}" not in rays

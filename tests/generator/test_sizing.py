@@ -9,6 +9,8 @@ import pytest
 
 from generator.catalog import ModelProfile, load_catalog
 from generator import sizing as sizing_module
+from generator.memory import phase_memory
+from generator.planwork import PlanInputs
 from generator.sizing import (RunShape, batches_for, memory_micro_batch, pod_resources, rollout_memory_cap, size,
                               tensor_parallel)
 
@@ -55,21 +57,47 @@ def test_micro_batches_stop_at_32_on_the_largest_gpus():
     assert (sizing.micro_batch, sizing.log_prob_micro_batch, sizing.ref_log_prob_micro_batch) == (32, 32, 32)
 
 
-@pytest.mark.parametrize("nodes, offload", [(1, (True, True)), (3, (False, True)), (4, (False, False))])
-def test_offload_thresholds_by_the_share_of_one_gpu(nodes, offload):
-    """7.6B Adam states, 16 bytes a parameter, sharded over 4, 12 or 16 A10s: 1.18, 0.39 and 0.30 of a
-    24 GiB GPU each: over a half offloads both, over a third the optimizer only."""
-    sizing = size(CATALOG.shapes["a10-24g-x4"], CATALOG.models["qwen2.5-7b"], RunShape(nodes=nodes))
+ONE_H200 = replace(CATALOG.shapes["h200-141g-x8"], name="h200-141g-x1", gpus_per_node=1)  # lab/gpu's one-GPU profile
+V091 = RunShape(nodes=1, verl_version="0.9.1")
+
+
+def planned(shape, model, sizing, run=V091):
+    """Every phase's memory as the sizing checks it: full rows, every budgeted micro batch full."""
+    gpus = run.nodes * shape.gpus_per_node
+    return phase_memory(PlanInputs(shape, model, None, batches_for(run, gpus), sizing, gpus, run.sequence_length, True))
+
+
+def worst(phases) -> float:
+    return max(phase.margin_gib for phase in phases)
+
+
+@pytest.mark.parametrize("params, offload", [
+    (2.5, (False, False)),  # the rollout with both models' states: 130.5 GiB with the margin, of 141
+    (3.09, (False, True)),  # 148.4 without offload: the optimizer's moments leave the GPU between updates
+    (7.62, (True, True)),  # nothing fits one H200 (the update alone holds 16 bytes a parameter): both, the last
+])
+def test_offload_only_where_a_phase_would_not_fit_with_the_margin(params, offload):
+    sizing = size(ONE_H200, model_of(params), V091)
     assert (sizing.param_offload, sizing.optimizer_offload) == offload
+    none = replace(sizing, param_offload=False, optimizer_offload=False)
+    assert (worst(planned(ONE_H200, model_of(params), none)) <= ONE_H200.gpu_memory_gib) == (offload == (False, False))
 
 
-def test_a_shard_of_a_fraction_of_a_gib_counts():
-    """8.5 GiB of Adam states a GPU (12 A10s): over a third of 24 GiB, though 8 GiB would not be."""
-    params = 8.5 * 12 * 2**30 / 16e9
-    sizing = size(CATALOG.shapes["a10-24g-x4"], model_of(params), RunShape(nodes=3))
-    assert (sizing.param_offload, sizing.optimizer_offload) == (False, True)
-    exactly_a_third = size(CATALOG.shapes["a10-24g-x4"], model_of(8 * 12 * 2**30 / 16e9), RunShape(nodes=3))
-    assert (exactly_a_third.param_offload, exactly_a_third.optimizer_offload) == (False, False)  # over, not at
+def test_the_3b_on_one_h200_offloads_the_optimizer_for_the_rollout():
+    """The next ladder run: without offload the rollout phase (vLLM's share beside both models' fp32 weights and Adam
+    moments) passes the GPU with the margin; with the optimizer offloaded every phase fits, the update included,
+    where veRL brings the moments back."""
+    model = CATALOG.models["qwen2.5-3b"]
+    sizing = size(ONE_H200, model, V091)
+    assert (sizing.param_offload, sizing.optimizer_offload, sizing.train_token_budget) == (False, True, 8192)
+    phases = {phase.name: phase for phase in planned(ONE_H200, model, sizing)}
+    assert all(phase.margin_gib <= 141 for phase in phases.values())
+    none = {phase.name: phase for phase in planned(ONE_H200, model, replace(sizing, optimizer_offload=False))}
+    assert none["gen"].margin_gib > 141 >= none["gen"].gpu_gib  # fits by the plan alone, not with the margin
+
+
+def test_the_offload_order_is_none_then_the_optimizer_then_both():
+    assert sizing_module.OFFLOAD_CHOICES == ((False, False), (False, True), (True, True))
 
 
 def test_token_budgets_only_for_the_version_they_were_measured_on():
@@ -87,20 +115,57 @@ def test_the_h200_budget_is_the_measured_one_without_checkpointing():
     assert (h200.train_token_budget, h200.forward_token_budget) == (16384, 32768)
 
 
-def test_checkpointing_stays_where_the_budget_without_it_is_launch_bound():
-    """On 24 GiB the budget without checkpointing (2,048 tokens) runs at the launch floor; with it twice the
-    tokens fit for the same launches."""
-    a10 = size(CATALOG.shapes["a10-24g-x4"], MODEL, RunShape(nodes=1, verl_version="0.9.1"))
-    assert (a10.dynamic_batching, a10.gradient_checkpointing, a10.train_token_budget) == (True, True, 4096)
-    assert sizing_module.budget_for(24 * sizing_module.TRAINING_MEMORY_SHARE - 0.46, MODEL, False) == 2048
+def test_checkpointing_only_where_it_buys_a_larger_budget_under_the_launch_floor():
+    """Four A10s at 1.5B: 2,048 tokens without checkpointing (under the launch floor), 4,096 with it: on. At 0.5B both
+    stop at 4,096, where the forward-only pass at twice the budget is what does not fit: off (no recompute for
+    nothing)."""
+    a10 = CATALOG.shapes["a10-24g-x4"]
+    run = batches_for(V091, 4)
+    big = size(a10, CATALOG.models["qwen2.5-1.5b"], V091)
+    assert (big.gradient_checkpointing, big.train_token_budget) == (True, 4096)
+    assert sizing_module.largest_budget(a10, CATALOG.models["qwen2.5-1.5b"], run, big, 4, False) == 2048
+    small = size(a10, MODEL, V091)
+    assert (small.gradient_checkpointing, small.train_token_budget) == (False, 4096)
+    assert sizing_module.largest_budget(a10, MODEL, run, small, 4, True) == 4096
+
+
+def test_checkpointing_goes_off_at_the_launch_floor_not_below():
+    """One H200: 3B without checkpointing fits 8,192 tokens (the launch floor): off; a 24 GiB GPU at 1.5B fits less."""
+    three = size(ONE_H200, CATALOG.models["qwen2.5-3b"], V091)
+    assert (three.gradient_checkpointing, three.train_token_budget) == (False, sizing_module.LAUNCH_BOUND_TOKENS)
+    a10 = size(CATALOG.shapes["a10-24g-x4"], CATALOG.models["qwen2.5-1.5b"], V091)
+    assert a10.gradient_checkpointing and a10.train_token_budget < sizing_module.LAUNCH_BOUND_TOKENS * 2
+
+
+@pytest.mark.parametrize("model", ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b"])
+def test_a_budget_is_the_largest_that_fits_with_the_margin(model):
+    """The budget chosen fits every phase with the margin, full micro batches; twice it does not, or passes the
+    largest measured budget."""
+    profile = CATALOG.models[model]
+    sizing = size(ONE_H200, profile, V091)
+    assert worst(planned(ONE_H200, profile, sizing)) <= ONE_H200.gpu_memory_gib
+    doubled = replace(sizing, train_token_budget=2 * sizing.train_token_budget,
+                      forward_token_budget=4 * sizing.train_token_budget)
+    assert (2 * sizing.train_token_budget > sizing_module.MAX_TOKEN_BUDGET
+            or worst(planned(ONE_H200, profile, doubled)) > ONE_H200.gpu_memory_gib)
+
+
+def test_the_measured_one_h200_profiles_stay_where_the_model_allows():
+    """0.5B: 16,384 tokens without checkpointing as measured (38.7 GiB); 1.5B: the same budget without checkpointing,
+    which the run's 48.4 GiB at 8,192 with it leaves room for (131 GiB planned at full rows, full micro batches)."""
+    for model in ("qwen2.5-0.5b", "qwen2.5-1.5b"):
+        sizing = size(ONE_H200, CATALOG.models[model], V091)
+        assert (sizing.train_token_budget, sizing.forward_token_budget, sizing.gradient_checkpointing) == (
+            16384, 32768, False)
+        assert not (sizing.param_offload or sizing.optimizer_offload)
 
 
 def test_no_dynamic_batching_where_one_sequence_does_not_fit():
     big = CATALOG.models["qwen2.5-7b"]
-    l20 = size(CATALOG.shapes["l20-48g-x8"], big, RunShape(nodes=1, verl_version="0.9.1"))
-    assert (l20.dynamic_batching, l20.train_token_budget) == (False, 0)
-    h200 = size(CATALOG.shapes["h200-141g-x8"], big, RunShape(nodes=1, verl_version="0.9.1"))
-    assert (h200.dynamic_batching, h200.gradient_checkpointing, h200.train_token_budget) == (True, True, 4096)
+    a10 = size(CATALOG.shapes["a10-24g-x4"], big, V091)
+    assert (a10.dynamic_batching, a10.train_token_budget, a10.param_offload) == (False, 0, True)
+    h200 = size(CATALOG.shapes["h200-141g-x8"], big, V091)
+    assert h200.dynamic_batching and h200.train_token_budget >= 768
 
 
 @pytest.mark.parametrize("model", sorted(CATALOG.models))
@@ -112,8 +177,11 @@ def test_budgets_hold_a_whole_row_and_are_powers_of_two(shape_name, model):
         assert sizing.train_token_budget >= run.sequence_length
         assert sizing.train_token_budget & (sizing.train_token_budget - 1) == 0
         assert sizing.forward_token_budget == 2 * sizing.train_token_budget
-        if not sizing.gradient_checkpointing:
-            assert sizing.train_token_budget >= sizing_module.LAUNCH_BOUND_TOKENS
+        if not sizing.gradient_checkpointing and sizing.train_token_budget < sizing_module.LAUNCH_BOUND_TOKENS:
+            shape, profile = CATALOG.shapes[shape_name], CATALOG.models[model]
+            gpus = shape.gpus_per_node
+            checkpointed = sizing_module.largest_budget(shape, profile, batches_for(run, gpus), sizing, gpus, True)
+            assert checkpointed == sizing.train_token_budget  # checkpointing would fit no more
 
 
 def test_batches_with_several_responses_need_whole_samples_only_after_n():

@@ -1,9 +1,10 @@
 """Tier 5: the rollout dashboard against a real Prometheus. A small exporter serves, in Prometheus' text
-exposition, samples under the pinned vLLM's metric names and types (the names the dashboard's generator
-takes from vLLM's code, labelled as vLLM labels them). Scraped directly, every panel's query and every
-variable returns data, for one cluster and model as for "All". Scraped the release's way, the rendered head
-sidecar's own command runs a real Prometheus that picks up the scrape job veRL writes, and a second real
-Prometheus federates it through the rendered PodMonitor endpoint: the dashboard's queries return data there."""
+exposition, samples under the pinned vLLM's or the pinned SGLang's metric names and types (the names the dashboard's
+generator takes from each engine's code, labelled as each engine labels them). Scraped directly, every panel's query
+and every variable returns data with either engine, for one cluster and model as for "All". Scraped the release's
+way, the rendered head sidecar's own command runs a real Prometheus that picks up the scrape job veRL writes, and a
+second real Prometheus federates it through the rendered PodMonitor endpoint: the dashboard's queries return data
+there."""
 
 import os
 import subprocess
@@ -24,23 +25,31 @@ from support.tools import helm_binaries, prometheus_binaries
 
 ROLLOUT = dashboards.DASHBOARDS / "rollout.json"
 CLUSTER, MODEL = "verl-ppo", "Qwen2.5-0.5B-Instruct"
-# vLLM's labels on every metric of PrometheusStatLogger (served model, engine index).
+# Each engine's labels: vLLM's on every metric of PrometheusStatLogger (served model, engine index); SGLang's
+# scheduler's on its gauges and retractions, its tokenizer's on the token counters and the first-token histogram.
 LABELS = {"model_name": MODEL, "engine": "0"}
+SGLANG_SCHEDULER = {"model_name": MODEL, "engine_type": "unified", "tp_rank": "0", "pp_rank": "0", "moe_ep_rank": "0"}
+SGLANG_TOKENIZER = {"model_name": MODEL, "engine_type": "unified"}
+ENGINE_LABELS = {board.VLLM.name: (LABELS, LABELS), board.SGLANG.name: (SGLANG_SCHEDULER, SGLANG_TOKENIZER)}
 
 
 @contextmanager
-def vllm_like_exporter():
-    """An HTTP /metrics of the metrics the dashboard reads, moving as a busy engine's do; yields its address."""
+def engine_exporter(engine: board.Engine = board.VLLM):
+    """An HTTP /metrics of the metrics the dashboard reads under `engine`'s names, moving as a busy engine's do;
+    yields its address."""
     registry = CollectorRegistry()
-    names = list(LABELS)
-    running = Gauge(board.RUNNING, "running", names, registry=registry).labels(**LABELS)
-    waiting = Gauge(board.WAITING, "waiting", names, registry=registry).labels(**LABELS)
-    kv_cache = Gauge(board.KV_CACHE_USAGE, "kv cache", names, registry=registry).labels(**LABELS)
-    generated = Counter(board.GENERATION_TOKENS, "generated", names, registry=registry).labels(**LABELS)
-    prompted = Counter(board.PROMPT_TOKENS, "prefilled", names, registry=registry).labels(**LABELS)
-    preempted = Counter(board.PREEMPTIONS, "preempted", names, registry=registry).labels(**LABELS)
-    first_token = Histogram(board.TIME_TO_FIRST_TOKEN, "ttft", names, registry=registry,
-                            buckets=(0.01, 0.05, 0.1, 0.5, 1.0, 5.0)).labels(**LABELS)
+    scheduler, tokenizer = ENGINE_LABELS[engine.name]
+
+    def metric(kind, name: str, labels: dict, **extra):
+        return kind(name, name, list(labels), registry=registry, **extra).labels(**labels)
+
+    running = metric(Gauge, engine.running, scheduler)
+    waiting = metric(Gauge, engine.waiting, scheduler)
+    kv_cache = metric(Gauge, engine.kv_cache_usage, scheduler)
+    generated = metric(Counter, engine.generation_tokens, tokenizer)
+    prompted = metric(Counter, engine.prompt_tokens, tokenizer)
+    preempted = metric(Counter, engine.preemptions, scheduler)
+    first_token = metric(Histogram, engine.time_to_first_token, tokenizer, buckets=(0.01, 0.05, 0.1, 0.5, 1.0, 5.0))
     port = free_port()
     server, thread = start_http_server(port, addr="127.0.0.1", registry=registry)
     stop = threading.Event()
@@ -75,11 +84,12 @@ def _prometheus_installed():
         pytest.fail("prometheus is missing: run lab/scripts/setup.sh (make setup) first")
 
 
-def test_every_rollout_panel_returns_data_from_a_real_prometheus(tmp_path):
+@pytest.mark.parametrize("engine", board.ENGINES, ids=[engine.name for engine in board.ENGINES])
+def test_every_rollout_panel_returns_data_from_a_real_prometheus(tmp_path, engine):
     queries = dashboards.panel_queries(ROLLOUT)
     assert {q.where.split("'")[1] for q in queries} == {panel.title for panel in board.PANELS}
     chosen = {"Cluster": CLUSTER, "Model": MODEL}
-    with vllm_like_exporter() as address:
+    with engine_exporter(engine) as address:
         # The label the chart's PodMonitors add to every scraped series (observability.endpoint).
         jobs = [{"job_name": "rollout", "scrape_interval": "1s",
                  "static_configs": [{"targets": [address], "labels": {"ray_io_cluster": CLUSTER}}]}]
@@ -91,20 +101,23 @@ def test_every_rollout_panel_returns_data_from_a_real_prometheus(tmp_path):
                          if not server.query(dashboards.fill(q.expr, values, default=".*"))]
                 if not empty or time.monotonic() > deadline:
                     break
-            clusters = server.label_values("ray_io_cluster", board.RUNNING)
-            models = server.label_values("model_name", board.RUNNING)
-            # The names as declared, without prometheus_client's suffixes, hold nothing: the queries must add them.
-            bare = server.query(f"{board.GENERATION_TOKENS}{{}}") + server.query(f"{board.TIME_TO_FIRST_TOKEN}{{}}")
+            # The variables' own series selector (either engine's running gauge), as Grafana asks it.
+            clusters = server.label_values("ray_io_cluster", board.RUNNING_SERIES)
+            models = server.label_values("model_name", board.RUNNING_SERIES)
+            # The names as declared, where prometheus_client adds a suffix, hold nothing: the queries must add it.
+            suffixed = [name for name in (engine.generation_tokens, engine.prompt_tokens, engine.preemptions)
+                        if not name.endswith("_total")] + [engine.time_to_first_token]
+            bare = [series for name in suffixed for series in server.query(f"{name}{{}}")]
             other = server.query(dashboards.fill(queries[0].expr, {"Cluster": "another-cluster"}))
     assert empty == [], [q.where for q in empty]
     assert (clusters, models) == ([CLUSTER], [MODEL])
     assert bare == [] and other == []
-    print(f"\nrollout dashboard: {len(queries)} queries return data, for {CLUSTER}/{MODEL} and for All")
+    print(f"\nrollout dashboard, {engine.name}: {len(queries)} queries return data, for {CLUSTER}/{MODEL} and for All")
 
 
 def test_the_variables_read_the_labels_the_panels_filter_on():
     variables = {q.where: q.expr for q in dashboards.variable_queries(ROLLOUT)}
-    assert variables == {"variable Cluster": board.RUNNING, "variable Model": board.RUNNING}
+    assert variables == {"variable Cluster": board.RUNNING_SERIES, "variable Model": board.RUNNING_SERIES}
     for query in dashboards.panel_queries(ROLLOUT):
         assert board.SELECTOR in query.expr, query.where
 
@@ -161,7 +174,7 @@ def test_the_dashboard_has_data_federated_from_the_head_sidecar_through_the_pod_
                    "ray.io/node-type": "head", "ray.io/cluster": cluster_name}
     queries = dashboards.panel_queries(ROLLOUT)
     chosen = {"Cluster": cluster_name, "Model": MODEL}
-    with vllm_like_exporter() as address, head_sidecar(sidecar, tmp_path / "head") as (config, port):
+    with engine_exporter() as address, head_sidecar(sidecar, tmp_path / "head") as (config, port):
         assert yaml.safe_load(config.read_text()) == {"scrape_configs": []}  # until veRL writes its own
         config.write_text(yaml.dump(verls_scrape_config([address]), default_flow_style=False, indent=2))
         pod = PodTarget(cluster["metadata"]["namespace"], f"{cluster_name}-head-abcde", "rollout-prometheus",

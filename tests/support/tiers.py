@@ -17,6 +17,7 @@ TIERS = {
     "chart": "tier 2: the chart linted, rendered with Helm 3 and 4 and validated strictly; bad input",
     "release": "the chart as published: ct lint, the signed package, the version policy, the license",
     "verl": "tier 3: the rendered command composed with veRL's own config",
+    "submitter": "the submitter's decisions on a head's answers: the standard library and a local HTTP server, no Ray",
     "ray": "tier 4: the submitter and the preparation program against a real Ray head",
     "observability": "tier 5: dashboards' PromQL, a real Prometheus scraping Ray, the tracing hook",
     "cluster": "tier 6: a local control plane with kwok GPU nodes and the real KubeRay operator",

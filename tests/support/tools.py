@@ -20,6 +20,11 @@ def helm_unittest_plugins() -> Path:
     return cache_dir() / "helm-plugins" / f"unittest-{pinned['HELM_UNITTEST_VERSION']}-helm-{pinned['HELM3_VERSION']}"
 
 
+def sglang_metrics_source(version: str) -> Path:
+    """sglang/srt/observability/metrics_collector.py of SGLang <version>'s wheel (setup's step sglang-metrics)."""
+    return cache_dir() / f"sglang-{version}" / "sglang" / "srt" / "observability" / "metrics_collector.py"
+
+
 def vllm_metrics_source(version: str) -> Path:
     """vllm/v1/metrics/loggers.py of vLLM <version>'s wheel, which setup keeps (its step vllm-metrics)."""
     return cache_dir() / f"vllm-{version}" / "vllm" / "v1" / "metrics" / "loggers.py"

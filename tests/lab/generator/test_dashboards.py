@@ -39,6 +39,33 @@ def test_the_rollout_dashboard_reads_the_pinned_vllms_metric_names():
         assert re.search(rf"self\._{kind}_cls\(\s*name=\"{re.escape(name)}\"", code), (name, kind)
 
 
+def test_the_rollout_dashboard_reads_the_pinned_sglangs_metric_names():
+    """Each SGLang name the rollout dashboard reads is declared, with the type its queries assume, in the pinned
+    SGLang's metrics module (setup takes it from the wheel: step sglang-metrics)."""
+    from support.tools import sglang_metrics_source
+
+    source = sglang_metrics_source(rollout.pinned_sglang_version())
+    if not source.is_file():
+        pytest.fail(f"{source} is missing: run lab/scripts/setup.sh sglang-metrics (make setup)")
+    code = source.read_text()
+    engine = rollout.SGLANG
+    kinds = {engine.running: "Gauge", engine.waiting: "Gauge", engine.kv_cache_usage: "Gauge",
+             engine.generation_tokens: "Counter", engine.prompt_tokens: "Counter", engine.preemptions: "Counter",
+             engine.time_to_first_token: "Histogram"}
+    assert set(kinds) == set(engine.metrics)
+    for name, kind in kinds.items():
+        # SGLang declares each as `<Kind>(\n name="sglang:...",`, at times with a comment line between.
+        assert re.search(rf"\b{kind}\(\s*(#[^\n]*\s*)*name=\"{re.escape(name)}\"", code), (name, kind)
+    # The labels: model_name (the panels filter on it) on the scheduler's and the tokenizer's metrics, tp_rank (the KV
+    # panel tells engines apart by it) on the scheduler's.
+    srt = source.parents[1]
+    scheduler = (srt / "observability" / "scheduler_metrics_mixin.py").read_text()
+    tokenizer = (srt / "managers" / "tokenizer_manager.py").read_text()
+    for labels in (scheduler, tokenizer):
+        assert '"model_name": self.server_args.served_model_name' in labels
+    assert f'"{engine.engine_label}": tp_rank' in scheduler
+
+
 def test_the_rollout_dashboard_is_its_generators_output():
     for name, text in rollout.generate().items():
         path = dashboards.dashboard_path(name)

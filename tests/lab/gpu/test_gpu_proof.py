@@ -203,11 +203,17 @@ def test_step_lines_give_steady_state_figures():
     assert summary["torch_max_allocated_gib"] == 4.0
     entrypoint = "python3 -m verl.trainer.main_ppo 'data.train_batch_size=256' 'trainer.nnodes=1'"
     assert proof.rollout_figures(entrypoint, summary, None) == {
-        "rollout_rows": 256, "rollout_tokens_per_second": round(256 * 200 / 10.0, 1), "rollout_over_floor": None}
+        "rollout_rows": 256, "rollout_timer": "gen", "rollout_tokens_per_second": round(256 * 200 / 10.0, 1),
+        "rollout_over_floor": None}
     # Against vLLM's own time for the same batch (lab/gpu/generation_floor.py); another batch is no floor.
     floor = {"prompts": 256, "samples_per_prompt": 1, "floor_s": 4.0}
     assert proof.rollout_figures(entrypoint, summary, floor)["rollout_over_floor"] == 2.5
     assert proof.rollout_figures(entrypoint, summary, {**floor, "samples_per_prompt": 5})["rollout_over_floor"] is None
+    # The chart's replay buffer's wait for the batch, where it ran, is the rollout's time (not gen's 2-s polls).
+    waited = {**summary, "timing_s": {"gen": 10.0, "rollout_wait": 5.0}}
+    assert proof.rollout_figures(entrypoint, waited, floor) == {
+        "rollout_rows": 256, "rollout_timer": "rollout_wait", "rollout_tokens_per_second": round(256 * 200 / 5.0, 1),
+        "rollout_over_floor": 1.25}
     # A run stopped after its first step keeps that step's figures, marked as the only one.
     early = proof.summarize({"steps": 4}, {n: steps[n] for n in (0, 1)}, [])
     assert early["steady_steps"] == [1] and early["seconds_per_step"] == 40.0
@@ -280,3 +286,23 @@ def test_import_graph_reports_what_a_site_imports(tmp_path):
     # On the GPU machine: each module imported on its own, every missing name listed at once.
     assert import_graph.import_each(["json", "no_such_module_here", "also.not_here"]) == {
         "no_such_module_here": ["no_such_module_here"], "also": ["also.not_here"]}
+
+
+def test_ladder_runs_are_the_generators_one_gpu_profile_and_the_seeds(tmp_path, monkeypatch):
+    """Issue 34 item 3: the generated run of a ladder size is the generator's own values for one H200 GPU and the
+    model, and the seed's run keeps the seed's batches with the FSDP offloads the rules choose there."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    generated = render_jobs.RUNS["vllm-3b-generated"]
+    values = yaml.safe_load(render_jobs.one_gpu_values(ROOT, generated.model, tmp_path).read_text())
+    assert values["global"]["gpu"] == {"perNode": 1, "nodes": 1}
+    assert values["raycluster"]["gpuShape"]["name"] == render_jobs.ONE_GPU_SHAPE
+    _, generated_args = rendered(tmp_path / "jobs", "vllm-3b-generated", 1)
+    _, seed_args = rendered(tmp_path / "jobs", "vllm-3b-seed", 1)
+    job = values["ppo-job"]
+    for args in (generated_args, seed_args):  # the chart renders an offload only where it is on
+        assert args.get("actor_rollout_ref.actor.fsdp_config.optimizer_offload", "false") == \
+            str(job["actor"]["optimizerOffload"]).lower()
+        assert args.get("critic.model.fsdp_config.param_offload", "false") == str(job["critic"]["paramOffload"]).lower()
+        assert args["actor_rollout_ref.model.path"] == render_jobs.model_path("qwen2.5-3b")
+    assert seed_args["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] == "4"
+    assert generated_args["actor_rollout_ref.actor.use_dynamic_bsz"] == "true"

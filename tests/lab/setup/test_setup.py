@@ -161,7 +161,8 @@ def test_the_demo_builds_the_steps_it_uses_and_no_test_tool():
     demo = set(re.search(r"^DEMO_STEPS = (.*)$", makefile, re.M).group(1).split())
     real_node = set(re.search(r"^DEMO_REAL_NODE_STEPS = (.*)$", makefile, re.M).group(1).split())
     assert not (demo | real_node) & {"helm3", "prometheus", "redis", "checkov", "kueue", "prometheus-operator",
-                                     "registry", "ct", "verl-config", "helm-unittest", "vllm-metrics"}
+                                     "registry", "ct", "verl-config", "helm-unittest", "vllm-metrics",
+                                     "sglang-metrics"}
     assert {"venv", "helm4", "kubernetes", "kuberay-operator"} <= demo and "images" in real_node
 
 

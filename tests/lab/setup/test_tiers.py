@@ -2,6 +2,7 @@
 folder's, set by the folder's conftest.py, and a test outside a tier's folder stops the session."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support.tiers import TIERS, tier_of, work_unit
+from support.tiers import KEPT_TOGETHER, TIERS, tier_of, work_unit
 
 TESTS = Path(__file__).resolve().parents[2]
 
@@ -107,3 +108,15 @@ def test_parallel_workers_run_a_kept_file_on_one_worker(tmp_path):
     runs = [line.split() for line in record.read_text().splitlines()]
     assert len({worker for worker, name in runs if name == "test_prepare.py"}) == 1
     assert len({worker for worker, name in runs if name == "test_quantity.py"}) > 1
+
+
+def test_the_fast_lane_runs_the_submitters_decisions_and_no_daemon_tier():
+    """`make test-fast` selects tiers by the Makefile's FAST_TIERS: the submitter's unit tests (stdlib, a local HTTP
+    server) are in it, so a change to how the submitter reads a head's answers fails there; no tier that starts a
+    daemon (a Ray head, a cluster, the real node) is."""
+    makefile = (TESTS.parent / "Makefile").read_text()
+    fast = set(re.search(r"^FAST_TIERS = (.*)$", makefile, re.M).group(1).split(" or "))
+    assert "submitter" in fast and fast <= set(TIERS), fast
+    assert not fast & set(KEPT_TOGETHER), fast
+    assert (TESTS / "submitter" / "test_submitter_unit.py").exists()
+    assert "import ray" not in (TESTS / "submitter" / "test_submitter_unit.py").read_text()

@@ -12,6 +12,8 @@ them in `trainer.v1.sampler.sampler_kwargs` where the run needs them (DAPO), and
 
 from __future__ import annotations
 
+import time
+
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
 # Seconds between looks for finished samples; each look reads the TransferQueue's metadata (a few ms).
@@ -19,6 +21,24 @@ POLL_INTERVAL_S = 0.05
 # What veRL's trainer gives its built-in replay buffer but not a custom one, read from sampler_kwargs.
 HANDED_ON = ("filter_groups_metric", "train_batch_size", "gen_batch_size", "max_inflight_gen_batches",
              "sync_refill_failed_groups")
+# The step metric of the trainer's wait for a whole batch of finished samples: the rollout's own time to
+# within one poll, part of veRL's `timing_s/gen`, which also puts the rollout engine to sleep. Named as veRL
+# names its timers, so that veRL sums it over the iterations of a step as it sums theirs.
+WAIT_METRIC = "timing_s/rollout_wait"
+
+
+def timed(buffer_class: type[ReplayBuffer]) -> type[ReplayBuffer]:
+    """The buffer class whose sample() also reports how long it waited (WAIT_METRIC)."""
+
+    class TimedReplayBuffer(buffer_class):
+        def sample(self, global_steps: int, partition_id: str, batch_size: int):
+            start = time.monotonic()
+            batch, metrics = super().sample(global_steps=global_steps, partition_id=partition_id,
+                                            batch_size=batch_size)
+            return batch, {**metrics, WAIT_METRIC: time.monotonic() - start}
+
+    TimedReplayBuffer.__name__ = f"Timed{buffer_class.__name__}"
+    return TimedReplayBuffer
 
 
 def quick_poll_replay_buffer(**arguments) -> ReplayBuffer:
@@ -27,4 +47,4 @@ def quick_poll_replay_buffer(**arguments) -> ReplayBuffer:
     arguments["poll_interval"] = float(options.pop("poll_interval_s", POLL_INTERVAL_S))
     arguments.update({key: options[key] for key in HANDED_ON if key in options})
     buffer_class = ReplayBuffer if arguments["trainer_mode"] == "sync" else ReplayBufferAsync
-    return buffer_class(**arguments)
+    return timed(buffer_class)(**arguments)

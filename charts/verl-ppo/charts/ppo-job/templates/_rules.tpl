@@ -13,6 +13,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.outputsOnVolume" . -}}
 {{- include "ppo-job.rules.verlVersion" . -}}
 {{- include "ppo-job.rules.runtimeEnvCredential" . -}}
+{{- include "ppo-job.rules.runtimeEnvRayAuth" . -}}
+{{- include "ppo-job.rules.rayAuthImage" . -}}
 {{- include "ppo-job.rules.algorithmInVersion" . -}}
 {{- include "ppo-job.rules.responsesPerPrompt" . -}}
 {{- include "ppo-job.rules.rolloutEngine" . -}}
@@ -178,14 +180,52 @@ n = GPUs in total, B = train batch, N = rollout.n.
 
 {{/* The runtime env is plain text in a ConfigMap and in the Ray Jobs API: no credentials in it. */}}
 {{- define "ppo-job.rules.runtimeEnvCredential" -}}
+{{- $rayAuth := ternary (include "verl-ppo.rayAuthEnvNames" . | fromJsonArray) list (not (empty (include "verl-ppo.rayAuthSecret" .))) -}}
 {{- range $name, $value := .Values.runtimeEnv.env -}}
-{{- if or (include "verl-ppo.looksLikeCredential" $name) (include "verl-ppo.looksLikeCredentialValue" $value) -}}
+{{- /* Ray's token's variables, with the token on, have their own finding (ppo-job.rules.runtimeEnvRayAuth). */ -}}
+{{- if and (not (has $name $rayAuth)) (or (include "verl-ppo.looksLikeCredential" $name) (include "verl-ppo.looksLikeCredentialValue" $value)) -}}
 {{- $problem := "looks like a credential: the runtime env is stored in plain text in a ConfigMap and sent to the Ray Jobs API" -}}
 {{- $fix := cat "kubectl create secret generic <name> --from-literal=value=...;"
   (printf "then --set raycluster.extraSecretEnv.%s.secretName=<name> --set raycluster.extraSecretEnv.%s.key=value" $name $name)
   "(W&B and Hugging Face: raycluster.credentials); the Ray job inherits it from the Ray pods" -}}
 {{- $field := printf "ppo-job.runtimeEnv.env.%s" $name -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" "(hidden)" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* With Ray's token on, its variables are the chart's: the run's driver and workers keep the Ray pods' (KubeRay's). */}}
+{{- define "ppo-job.rules.runtimeEnvRayAuth" -}}
+{{- if include "verl-ppo.rayAuthSecret" . -}}
+{{- $names := include "verl-ppo.rayAuthEnvNames" . | fromJsonArray -}}
+{{- range $name, $value := .Values.runtimeEnv.env -}}
+{{- if has $name $names -}}
+{{- $problem := cat "would replace Ray's token setting, which KubeRay sets on the Ray pods from global.rayAuth.tokenSecret:"
+  "the run's driver would leave the token or use another one" -}}
+{{- $fix := "remove it: the run inherits the Ray pods' token; to run without the token, --set global.rayAuth.tokenSecret=''" -}}
+{{- $shown := ternary "(hidden)" (toString $value) (eq $name "RAY_AUTH_TOKEN") -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.runtimeEnv.env.%s" $name) "value" $shown "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Ray's token needs a Ray that has it (2.52 or later) in the Ray pods' image, where the chart knows that image's Ray
+     (files/images.yaml): an older Ray ignores RAY_AUTH_MODE and leaves its dashboard open, whatever raycluster.rayVersion says. */}}
+{{- define "ppo-job.rules.rayAuthImage" -}}
+{{- with include "verl-ppo.rayAuthSecret" . -}}
+{{- $ray := (include "ppo-job.imageFacts" $ | fromJson).ray | default "" -}}
+{{- $older := false -}}
+{{- if hasPrefix "<" $ray }}{{ $older = semverCompare "<=2.52.0" (trimPrefix "<" $ray) }}
+{{- else if $ray }}{{ $older = semverCompare "<2.52.0-0" $ray }}{{ end -}}
+{{- if $older -}}
+{{- $image := printf "%s:%s" $.Values.global.image.repository (toString $.Values.global.image.tag) -}}
+{{- $problem := cat (printf "turns on Ray's token, but the Ray pods' image %s has Ray %s (ppo-job's files/images.yaml)," $image $ray)
+  "without token authentication (Ray 2.52.0 and later):"
+  "that Ray ignores the token and leaves its dashboard open, which runs any code it is sent" -}}
+{{- $fix := cat "use an image with Ray 2.52.0 or later (--set global.image.repository=<repo> --set global.image.tag=<tag>)"
+  "and --set raycluster.rayVersion=<its Ray>, or --set global.rayAuth.tokenSecret=''" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "global.rayAuth.tokenSecret" "value" . "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -32,3 +32,12 @@
 {{- end -}}
 {{- $found -}}
 {{- end -}}
+
+{{/* What the chart knows of the Ray pods' image (global.image): its entry of files/images.yaml as JSON, {} for an image
+     the table lacks. */}}
+{{- define "ppo-job.imageFacts" -}}
+{{- $image := printf "%s:%s" .Values.global.image.repository (toString .Values.global.image.tag) -}}
+{{- $facts := dict -}}
+{{- range (.Files.Get "files/images.yaml" | fromYamlArray) }}{{ if eq .image $image }}{{ $facts = . }}{{ end }}{{ end -}}
+{{- toJson $facts -}}
+{{- end -}}

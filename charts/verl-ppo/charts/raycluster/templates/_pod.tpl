@@ -140,7 +140,8 @@ spec:
 {{- with include "raycluster.secretEnv" .ctx }}{{ . | trim | nindent 0 }}{{ end }}
 {{- end -}}
 
-{{/* Names of the variables the chart may set on a Ray container, each with the value that sets it (JSON): the
+{{/* Names of the variables the chart may set on a Ray container, each with the value that sets it (JSON; Ray's token's
+     with global.rayAuth.tokenSecret, which KubeRay sets from it): the
      rulebook refuses them in raycluster.env, head.env, worker.env and extraSecretEnv (verl-ppo.mergedEnv also
      drops them there). */}}
 {{- define "raycluster.ownedEnv" -}}
@@ -154,6 +155,9 @@ spec:
   "RAY_GRAFANA_IFRAME_HOST" "raycluster.head.dashboardMetrics.grafanaIframeHost"
   "RAY_PROMETHEUS_HOST" "raycluster.head.dashboardMetrics.prometheusHost" -}}
 {{- range $name, $_ := .Values.nccl }}{{ $_ := set $owned $name (printf "raycluster.nccl.%s" $name) }}{{ end -}}
+{{- if include "verl-ppo.rayAuthSecret" . -}}
+{{- range $name := include "verl-ppo.rayAuthEnvNames" . | fromJsonArray }}{{ $_ := set $owned $name "global.rayAuth.tokenSecret" }}{{ end -}}
+{{- end -}}
 {{- range $name, $ref := dict "WANDB_API_KEY" .Values.credentials.wandb "HF_TOKEN" .Values.credentials.huggingface -}}
 {{- if $ref.secretName }}{{ $_ := set $owned $name (printf "raycluster.credentials.%s" (ternary "wandb" "huggingface" (eq $name "WANDB_API_KEY"))) }}{{ end -}}
 {{- end -}}

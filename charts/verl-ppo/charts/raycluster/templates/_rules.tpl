@@ -8,6 +8,8 @@
 {{- include "raycluster.rules.tensorboardPathOff" . -}}
 {{- include "raycluster.rules.tensorboardPathWithoutIngress" . -}}
 {{- include "raycluster.rules.tensorboardPathIsDashboard" . -}}
+{{- include "raycluster.rules.tensorboardPathUnguarded" . -}}
+{{- include "raycluster.rules.tensorboardOptInWithoutPath" . -}}
 {{- include "raycluster.rules.otlpWithoutHook" . -}}
 {{- include "raycluster.rules.env" . -}}
 {{- include "raycluster.rules.priorityWithoutQueue" . -}}
@@ -81,15 +83,18 @@
 {{- include "raycluster.rules.ingressAccessControl" . -}}
 {{- include "raycluster.rules.dashboardFromMissing" . -}}
 {{- include "raycluster.rules.networkPolicyPeers" . -}}
+{{- include "raycluster.rules.kubeRayOperatorFound" . -}}
 {{- end -}}
 
-{{/* The head Service publishes the dashboard and client ports outside the cluster only by an explicit choice. */}}
+{{/* The head Service publishes the dashboard and client ports outside the cluster only by an explicit choice, or
+     behind Ray's token, which Ray checks on each of them (dashboard, GCS, client). */}}
 {{- define "raycluster.rules.serviceType" -}}
 {{- $head := .Values.head -}}
-{{- if and (ne $head.serviceType "ClusterIP") (not $head.allowUnauthenticatedService) -}}
+{{- if and (ne $head.serviceType "ClusterIP") (not $head.allowUnauthenticatedService) (not (include "verl-ppo.rayAuthSecret" .)) -}}
 {{- $problem := cat "publishes the Ray dashboard and client ports, which run any code they are sent,"
   "outside the cluster without an access control" -}}
 {{- $fix := cat "keep ClusterIP and expose the dashboard through raycluster.ingress with an access control,"
+  "or set Ray's token (--set global.rayAuth.tokenSecret=<Secret>), which Ray checks on the dashboard, GCS and client ports,"
   "or accept the risk with --set raycluster.head.allowUnauthenticatedService=true" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.head.serviceType" "value" $head.serviceType "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -195,14 +200,31 @@
 {{- toJson (uniq $controls) -}}
 {{- end -}}
 
-{{/* The NetworkPolicy's peers, each on its own: none empty (the API refuses one), and the dashboard's open to every
-     namespace or address only with the dashboardFromAnywhere opt-in. */}}
+{{/* The NetworkPolicy's peers: none empty (the API refuses one), and the dashboard's open to every namespace or
+     address only with the dashboardFromAnywhere opt-in, each peer on its own and the address blocks together. */}}
 {{- define "raycluster.rules.networkPolicyPeers" -}}
 {{- range $list := list "metricsFrom" "dashboardFrom" -}}
 {{- range $index, $peer := get $.Values.networkPolicy $list -}}
 {{- $item := dict "state" $.state "Values" $.Values "list" $list "peer" $peer "field" (printf "raycluster.networkPolicy.%s[%d]" $list $index) -}}
 {{- include "raycluster.rules.peerEmpty" $item -}}
 {{- include "raycluster.rules.peerAdmitsEveryone" $item -}}
+{{- end -}}
+{{- end -}}
+{{- include "raycluster.rules.peerBlocksCoverEverything" . -}}
+{{- end -}}
+
+{{/* RayJob mode, the operator's namespace looked up: its labels on pods of one namespace only. Pods in several could
+     include one posing as the operator (anyone who may create a pod sets its labels): the chart admits none of them. */}}
+{{- define "raycluster.rules.kubeRayOperatorFound" -}}
+{{- if and (include "verl-ppo.rayJobMode" .) .Values.networkPolicy.enabled (not .Values.networkPolicy.kubeRayOperator.namespace) -}}
+{{- $found := include "raycluster.kubeRayOperatorNamespaces" . | fromJson -}}
+{{- if gt (len $found.namespaces) 1 -}}
+{{- $where := printf "%d namespaces (%s)" (len $found.namespaces) (join ", " $found.namespaces) -}}
+{{- $problem := cat (printf "is empty and pods with the KubeRay operator's labels run in %s:" $where)
+  "all but one pose as the operator, and the NetworkPolicy would admit each to the dashboard port, which runs any code it is sent" -}}
+{{- $fix := "name the namespace of your KubeRay operator: --set raycluster.networkPolicy.kubeRayOperator.namespace=<it>" -}}
+{{- $field := "raycluster.networkPolicy.kubeRayOperator.namespace" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" "" "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -221,7 +243,7 @@
      An empty peer admits none here: the rule above reports it. */}}
 {{- define "raycluster.rules.peerAdmitsEveryone" -}}
 {{- if and (eq .list "dashboardFrom") (not .Values.networkPolicy.dashboardFromAnywhere) (include "raycluster.peerAdmitsEveryone" .peer) -}}
-{{- $problem := cat "admits every namespace (an empty selector or a /0 block):"
+{{- $problem := cat "admits every namespace or address (a namespace selector that every namespace meets, or a block of every address):"
   "any pod or address could reach the dashboard port, past the Ingress's access control" -}}
 {{- $fix := cat "name the ingress controller's namespace,"
   "e.g. {\"namespaceSelector\":{\"matchLabels\":{\"kubernetes.io/metadata.name\":\"ingress-nginx\"}}},"
@@ -230,12 +252,137 @@
 {{- end -}}
 {{- end -}}
 
-{{/* "true" when a NetworkPolicy peer admits every namespace: a namespaceSelector that selects all of them
-     (a pod label narrowing it is no bound: anyone who may create a pod in any namespace sets it), or an ipBlock of /0. */}}
+{{/* "true" when a NetworkPolicy peer admits every namespace: a namespaceSelector that requires nothing every namespace
+     lacks (a pod label narrowing it is no bound: anyone who may create a pod in any namespace sets it), or an ipBlock
+     of every address. */}}
 {{- define "raycluster.peerAdmitsEveryone" -}}
-{{- $namespaces := .namespaceSelector | default dict -}}
-{{- $everyNamespace := and (hasKey . "namespaceSelector") (not (or $namespaces.matchLabels $namespaces.matchExpressions)) -}}
-{{- if or $everyNamespace (and .ipBlock (hasSuffix "/0" (toString .ipBlock.cidr))) -}}true{{- end -}}
+{{- if or (and (hasKey . "namespaceSelector") (include "raycluster.selectsEveryNamespace" .namespaceSelector))
+  (and .ipBlock (include "raycluster.blocksCoverEverything" (list .ipBlock.cidr))) -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when a namespace selector selects every namespace: it has no requirement that some namespace fails. Only
+     a label value required (matchLabels, In) or a label required to exist narrows it, and not the name label
+     kubernetes.io/metadata.name, which every namespace has; NotIn and DoesNotExist leave every other namespace in,
+     a new one too. Call with the selector (a map, maybe nil). */}}
+{{- define "raycluster.selectsEveryNamespace" -}}
+{{- $selector := . | default dict -}}
+{{- $narrows := not (empty $selector.matchLabels) -}}
+{{- range $selector.matchExpressions | default list -}}
+{{- if or (eq .operator "In") (and (eq .operator "Exists") (ne .key "kubernetes.io/metadata.name")) }}{{ $narrows = true }}{{ end -}}
+{{- end -}}
+{{- if not $narrows }}true{{ end -}}
+{{- end -}}
+
+{{/* Address blocks of dashboardFrom whose union is every address of a family (0.0.0.0/0 or ::/0), each block harmless
+     alone: the same opening as one /0. */}}
+{{- define "raycluster.rules.peerBlocksCoverEverything" -}}
+{{- $cidrs := list -}}
+{{- range .Values.networkPolicy.dashboardFrom }}{{ with .ipBlock }}{{ $cidrs = append $cidrs .cidr }}{{ end }}{{ end -}}
+{{- $single := false -}}
+{{- range $cidrs }}{{ if include "raycluster.blocksCoverEverything" (list .) }}{{ $single = true }}{{ end }}{{ end -}}
+{{- if and (gt (len $cidrs) 1) (not $single) (not .Values.networkPolicy.dashboardFromAnywhere) -}}
+{{- if include "raycluster.blocksCoverEverything" $cidrs -}}
+{{- $problem := "holds address blocks whose union is every address (0.0.0.0/0 or ::/0): any address could reach the dashboard port" -}}
+{{- $fix := cat "name the ingress controller's own addresses, e.g. {\"ipBlock\":{\"cidr\":\"10.0.0.0/16\"}},"
+  "or opt in with --set raycluster.networkPolicy.dashboardFromAnywhere=true" -}}
+{{- $field := "raycluster.networkPolicy.dashboardFrom" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" (join "," $cidrs) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the CIDRs (a list) together cover every IPv4 or every IPv6 address. Each block is a range of 32-bit
+     words (one for IPv4, four for IPv6) printed as fixed-width text, so text order is address order; sorted by
+     start, the blocks leave no gap from the family's first address past its last. */}}
+{{- define "raycluster.blocksCoverEverything" -}}
+{{- $covered := false -}}
+{{- range $family := list 4 6 -}}
+{{- $ranges := list -}}
+{{- range $cidr := $ -}}
+{{- $range := include "raycluster.cidrRange" $cidr | fromJson -}}
+{{- if eq (int $range.family) $family }}{{ $ranges = append $ranges (printf "%s %s" $range.start $range.next) }}{{ end -}}
+{{- end -}}
+{{- $cursor := repeat (ternary 10 40 (eq $family 4)) "0" -}}
+{{- $gap := false -}}
+{{- range sortAlpha $ranges -}}
+{{- $bounds := splitList " " . -}}
+{{- if gt (first $bounds) $cursor }}{{ $gap = true }}{{ else if gt (last $bounds) $cursor }}{{ $cursor = last $bounds }}{{ end -}}
+{{- end -}}
+{{- if and $ranges (not $gap) (eq $cursor "end") }}{{ $covered = true }}{{ end -}}
+{{- end -}}
+{{- if $covered }}true{{ end -}}
+{{- end -}}
+
+{{/* One CIDR as a range (JSON): family 4 or 6, start (its first address) and next (the address after its last, or
+     "end" past the family's last), each as 32-bit words of 10 digits; family 0 for text that is no CIDR (the
+     schema refuses it). */}}
+{{- define "raycluster.cidrRange" -}}
+{{- $parts := splitList "/" (toString .) -}}
+{{- $words := list -}}
+{{- $family := 0 -}}
+{{- if and (eq (len $parts) 2) (regexMatch "^[0-9]+$" (last $parts)) -}}
+{{- $address := first $parts -}}
+{{- if regexMatch "^[0-9]+([.][0-9]+){3}$" $address -}}
+{{- $word := 0 -}}
+{{- range splitList "." $address }}{{ $word = add (mul $word 256) (atoi .) }}{{ end -}}
+{{- $words = list $word -}}
+{{- $family = 4 -}}
+{{- else if regexMatch "^[0-9a-fA-F:]+$" $address -}}
+{{- $groups := include "raycluster.ipv6Groups" $address | fromJsonArray -}}
+{{- if eq (len $groups) 8 -}}
+{{- range $i := list 0 2 4 6 }}{{ $words = append $words (add (mul (index $groups $i) 65536) (index $groups (add $i 1))) }}{{ end -}}
+{{- $family = 6 -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $family -}}
+{{- $last := sub (len $words) 1 | int -}}
+{{- $hostBits := sub (mul (len $words) 32) (atoi (last $parts)) | int -}}
+{{- /* One block size, 2^hostBits, added to word $addAt (below 0 for a /0: past the last address). */ -}}
+{{- $addAt := sub $last (div $hostBits 32) | int -}}
+{{- $add := 1 -}}
+{{- range until (mod $hostBits 32 | int) }}{{ $add = mul $add 2 }}{{ end -}}
+{{- $start := list -}}
+{{- $next := list -}}
+{{- $carry := 0 -}}
+{{- range $i := untilStep $last -1 -1 -}}
+{{- $cleared := max 0 (min 32 (sub $hostBits (mul (sub $last $i) 32))) | int -}}
+{{- $size := 1 -}}
+{{- range until $cleared }}{{ $size = mul $size 2 }}{{ end -}}
+{{- $word := mul (div (index $words $i) $size) $size -}}
+{{- $start = prepend $start (printf "%010d" $word) -}}
+{{- $sum := add $word (ternary $add 0 (eq $i $addAt)) $carry -}}
+{{- $carry = div $sum 4294967296 -}}
+{{- $next = prepend $next (printf "%010d" (mod $sum 4294967296)) -}}
+{{- end -}}
+{{- $end := ternary "end" (join "" $next) (or (lt $addAt 0) (gt (int $carry) 0)) -}}
+{{- dict "family" $family "start" (join "" $start) "next" $end | toJson -}}
+{{- else -}}
+{{- dict "family" 0 | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An IPv6 address's eight 16-bit groups (JSON list of numbers), "::" filled in; fewer or more for text that is no
+     address. Call with the address. */}}
+{{- define "raycluster.ipv6Groups" -}}
+{{- $halves := splitList "::" (lower .) -}}
+{{- $sides := list -}}
+{{- range $halves -}}
+{{- $groups := list -}}
+{{- range (ternary list (splitList ":" .) (eq . "")) -}}
+{{- $value := 0 -}}
+{{- /* A hexadecimal digit's value: how many digits precede it. */ -}}
+{{- range splitList "" . }}{{ $value = add (mul $value 16) (len (first (splitList . "0123456789abcdef"))) }}{{ end -}}
+{{- $groups = append $groups $value -}}
+{{- end -}}
+{{- $sides = append $sides $groups -}}
+{{- end -}}
+{{- $groups := first $sides -}}
+{{- if eq (len $sides) 2 -}}
+{{- $missing := sub 8 (add (len (first $sides)) (len (last $sides))) | int -}}
+{{- if gt $missing 0 }}{{ range until $missing }}{{ $groups = append $groups 0 }}{{ end }}{{ $groups = concat $groups (last $sides) }}{{ end -}}
+{{- end -}}
+{{- toJson $groups -}}
 {{- end -}}
 
 {{/* The TensorBoard path routes to TensorBoard. */}}
@@ -270,6 +417,36 @@
 {{- end -}}
 {{- end -}}
 
+{{/* Ray's token guards Ray's dashboard alone: the TensorBoard path on the same Ingress needs an access control of the
+     Ingress's own (any but the token), or its opt-in. */}}
+{{- define "raycluster.rules.tensorboardPathUnguarded" -}}
+{{- $tensorboard := .Values.global.tensorboard -}}
+{{- $rayAuth := include "verl-ppo.rayAuthSecret" . -}}
+{{- if and $rayAuth $tensorboard.ingressPath .Values.ingress.enabled (not $tensorboard.ingressAllowUnauthenticated) -}}
+{{- /* Without the token, an Ingress with no control at all is raycluster.rules.ingressAccessControl's to report. */ -}}
+{{- $controls := without (include "raycluster.ingressAccessControls" .Values | fromJsonArray) "rayAuth" -}}
+{{- if not $controls -}}
+{{- $problem := cat "publishes TensorBoard on the dashboard Ingress, whose only access control is Ray's token"
+  "(global.rayAuth.tokenSecret): the token guards Ray's dashboard alone, so anyone who reaches the Ingress reads the training curves" -}}
+{{- $fix := cat "give the Ingress an access control of its own (--set raycluster.ingress.accessControl.sourceRanges={10.0.0.0/8},"
+  "or enforcedExternally=true with the load balancer restricted), or accept it with"
+  "--set global.tensorboard.ingressAllowUnauthenticated=true, or --set global.tensorboard.ingressPath=''" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.tensorboard.ingressPath" "value" $tensorboard.ingressPath "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The TensorBoard path's opt-in means nothing without the path. */}}
+{{- define "raycluster.rules.tensorboardOptInWithoutPath" -}}
+{{- $tensorboard := .Values.global.tensorboard -}}
+{{- if and $tensorboard.ingressAllowUnauthenticated (not $tensorboard.ingressPath) -}}
+{{- $problem := "accepts TensorBoard's Ingress path without an access control, but global.tensorboard.ingressPath is empty" -}}
+{{- $fix := "--set global.tensorboard.ingressPath=/tensorboard, or --set global.tensorboard.ingressAllowUnauthenticated=false" -}}
+{{- $field := "global.tensorboard.ingressAllowUnauthenticated" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* An OTLP endpoint is read by the tracing startup hook only. */}}
 {{- define "raycluster.rules.otlpWithoutHook" -}}
 {{- $hook := .Values.tracing.startupHook -}}
@@ -288,7 +465,10 @@
 {{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
 {{- range $index, $item := $items -}}
 {{- $field := printf "raycluster.%s[%d]" $list $index -}}
+{{- /* Ray's token's variables get the one finding that says to remove them, not a Secret to move them to. */ -}}
+{{- if ne (get $owned $item.name | default "") "global.rayAuth.tokenSecret" -}}
 {{- include "raycluster.rules.envCredential" (dict "state" $.state "field" $field "item" $item) -}}
+{{- end -}}
 {{- if hasKey $owned $item.name -}}
 {{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $item.name "setBy" (get $owned $item.name)) -}}
 {{- end -}}
@@ -320,6 +500,12 @@
 {{- $problem := printf "would replace the %s the chart sets on the Ray pods (from %s)" .name .setBy -}}
 {{- $fix := printf "remove it and set %s instead" .setBy -}}
 {{- if eq .name "PYTHONPATH" }}{{ $fix = "remove it and --set raycluster.pythonPath=<your directories, colon-separated> instead" }}{{ end -}}
+{{- if eq .setBy "global.rayAuth.tokenSecret" -}}
+{{- $problem = cat (printf "would replace Ray's token setting %s, which KubeRay sets from global.rayAuth.tokenSecret" .name)
+  "and leaves as it is where a container already has it: it could turn the token off or give the nodes another one" -}}
+{{- $fix = cat "remove it: KubeRay sets RAY_AUTH_MODE=token and RAY_AUTH_TOKEN from the Secret on every Ray container;"
+  "to run without the token, --set global.rayAuth.tokenSecret=''" -}}
+{{- end -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .name "problem" $problem "fix" $fix) -}}
 {{- end -}}
 

@@ -46,6 +46,14 @@ values). Call with any chart context (needs .Values.global).
 {{- end }}
 {{- end -}}
 
+{{/* The variables Ray and KubeRay read for Ray's token (JSON list). KubeRay sets RAY_AUTH_MODE and RAY_AUTH_TOKEN on each
+     Ray container that lacks them and keeps what a container already has; Ray also reads RAY_AUTH_TOKEN_PATH (a file
+     in place of the variable) and RAY_ENABLE_K8S_TOKEN_AUTH (Kubernetes tokens in place of it). With
+     global.rayAuth.tokenSecret they are the chart's in every env list (the rulebook refuses them there). */}}
+{{- define "verl-ppo.rayAuthEnvNames" -}}
+{{- list "RAY_AUTH_MODE" "RAY_AUTH_TOKEN" "RAY_AUTH_TOKEN_PATH" "RAY_ENABLE_K8S_TOKEN_AUTH" | toJson -}}
+{{- end -}}
+
 {{- define "verl-ppo.tensorboardEnabled" -}}
 {{- if .Values.global.tensorboard.enabled -}}true{{- end -}}
 {{- end -}}

@@ -1,6 +1,6 @@
-"""Tier 4, unit level: the submitter's decisions (settings, attempts, checkpoints, inputs, retries) on
-the answers a Ray head gives, in process and in seconds. The runs against a real Ray head are in
-test_submitter_ray.py; these reach the branches those take minutes to reach, and kill a mutant of a
+"""The submitter's decisions (settings, attempts, checkpoints, inputs, retries) on
+the answers a Ray head gives, in process and in seconds, in the fast lane. The runs against a real Ray head are tier 4's
+(tests/ray/test_submitter_ray.py); these reach the branches those take minutes to reach, and kill a mutant of a
 decision first (`make mutate` runs them before the Ray-head tests)."""
 
 from __future__ import annotations

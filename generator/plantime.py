@@ -1,0 +1,98 @@
+"""Seconds of each phase of a step, from the nearest measured run (generator/measurements.yaml), and every way the
+plan differs from it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.measurements import MeasuredRun
+from generator.planwork import PHASE_ORDER, PlanInputs, phase_work
+
+@dataclass(frozen=True)
+class PhaseTime:
+    name: str
+    seconds: float
+    extrapolated: tuple[str, ...] = ()  # why the figure is not a measurement; empty: measured
+
+
+@dataclass(frozen=True)
+class StepTime:
+    reference: MeasuredRun | None
+    phases: tuple[PhaseTime, ...] = ()
+    rest_seconds: float = 0.0  # the step's time outside the phases veRL times (the driver), as measured
+    tokens_per_step: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        return sum(phase.seconds for phase in self.phases) + self.rest_seconds
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens_per_step / self.seconds if self.seconds else 0.0
+
+
+Measured = tuple[tuple[MeasuredRun, PlanInputs], ...]  # each measured run with the plan of what it ran
+
+
+def _same_batching(inputs: PlanInputs, run: MeasuredRun) -> bool:
+    return bool(inputs.sizing.dynamic_batching) == bool(run.settings.train_token_budget)
+
+
+def time_reference(inputs: PlanInputs, measured: Measured) -> tuple[MeasuredRun, PlanInputs] | None:
+    """The measured run whose seconds fit this plan best: the same batching (token budgets or fixed micro batches),
+    then the same algorithm, then the nearest model size, then the same checkpointing; of equal ones the first."""
+    return min(measured, default=None, key=lambda pair: (
+        not _same_batching(inputs, pair[0]), pair[0].algorithm != inputs.algorithm.name,
+        abs(math.log(pair[1].model.params_billion / inputs.model.params_billion)),
+        pair[0].settings.gradient_checkpointing != inputs.sizing.gradient_checkpointing))
+
+
+def differences(inputs: PlanInputs, run: MeasuredRun, theirs: PlanInputs) -> list[str]:
+    """Every way this plan differs from the measured run it takes its seconds from."""
+    found = []
+    if inputs.model.params_billion != theirs.model.params_billion:
+        found.append(f"{inputs.model.params_billion:g}B parameters against {theirs.model.params_billion:g}B, "
+                     "scaled linearly")
+    if inputs.shape.gpu_model != run.gpu:
+        found.append(f"measured on {run.gpu} only")
+    if inputs.gpus != run.gpus:
+        found.append(f"{inputs.gpus} GPUs against {run.gpus}: no communication counted")
+    if not _same_batching(inputs, run):
+        found.append("measured with the other batching (token budgets against fixed micro batches)")
+    if inputs.sizing.gradient_checkpointing != run.settings.gradient_checkpointing:
+        found.append("measured with gradient checkpointing " + ("on" if run.settings.gradient_checkpointing else "off"))
+    if inputs.algorithm.name != run.algorithm:
+        found.append(f"measured with {run.algorithm}")
+    return found
+
+
+def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
+    """Each phase's seconds from the reference run's: its seconds a micro batch (a decode step for the rollout),
+    times this plan's count of them, times their size against the measured one where larger (launch-bound below),
+    times the parameters a GPU against the measured model's (linear: a bound from above where the measured model
+    was launch-bound); the weights' hand-over by parameters, the advantage by rows."""
+    tokens_per_step = inputs.rows * inputs.row_tokens
+    chosen = time_reference(inputs, measured)
+    if chosen is None:
+        return StepTime(None, tokens_per_step=tokens_per_step)
+    run, theirs = chosen
+    mine, their_work = phase_work(inputs), phase_work(theirs)
+    shared = differences(inputs, run, theirs)
+    phases = []
+    for name in PHASE_ORDER:
+        if name not in mine:
+            continue
+        source = name if name in run.seconds else "old_log_prob"  # the reference pass: the same forward
+        ours, measured_work = mine[name], their_work[source]
+        size = ours.size / measured_work.size
+        scale = ours.count / measured_work.count * (max(1.0, size) if ours.floor else size)
+        if name == "gen":  # a decode step reads the replica's weights shard
+            scale *= (inputs.model.params_billion / inputs.sizing.tensor_parallel) / (
+                theirs.model.params_billion / theirs.sizing.tensor_parallel)
+        elif ours.floor:
+            scale *= inputs.model.params_billion / theirs.model.params_billion
+        why = shared + ([] if source == name else [f"taken as {source}'s"])
+        phases.append(PhaseTime(name, run.seconds[source] * scale, tuple(why)))
+    rest = run.seconds["step"] - sum(seconds for name, seconds in run.seconds.items() if name != "step")
+    return StepTime(run, tuple(phases), max(0.0, rest), tokens_per_step)

@@ -1,0 +1,103 @@
+"""What one step of a veRL 0.9.1 run does on one GPU, for the settings the sizing decides: its rows, and each
+phase's micro batches (the rollout's decode steps) as veRL splits them. The plan's memory (generator/plan.py)
+and seconds (generator/plantime.py) both count from this."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.algorithms import Algorithm
+from generator.catalog import GpuShape, ModelProfile
+from generator.runshape import RunShape, Sizing
+
+# The phases veRL times (timing_s), in the order a step runs them.
+PHASE_ORDER = ("gen", "update_weights", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor")
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """A run to plan: the node type, the model, the algorithm, the settings sized for it, the GPUs FSDP shards
+    over and the mean row's prompt and response tokens (the full length unless a measured run says otherwise). The
+    sizing plans its candidates without an algorithm (the run says whether there is a critic and a reference)."""
+
+    shape: GpuShape
+    model: ModelProfile
+    algorithm: Algorithm | None
+    run: RunShape
+    sizing: Sizing
+    gpus: int
+    row_tokens: float
+    fill_budgets: bool = False  # the sizing's check: every budgeted micro batch full, whatever the batch and rows
+
+    @property
+    def rows(self) -> int:
+        """Samples a step: prompts x n."""
+        return self.sizing.train_batch_size * self.run.responses_per_prompt
+
+    @property
+    def params_per_gpu(self) -> float:
+        return self.model.params_billion * 1e9 / self.gpus
+
+
+def uses_reference(algorithm: Algorithm) -> bool:
+    """veRL 0.9.1 builds the reference model only for a KL term in the reward or the loss (trainer/ppo/utils.py
+    need_reference_policy); PPO's `kl_ctrl.kl_coef` alone (files/algorithms.yaml `kl: coef`) builds none."""
+    return algorithm.kl in ("loss", "reward")
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a phase does on one GPU: `count` micro batches of `size` tokens each; the rollout: `count` decode steps of
+    `size` rows a replica. Below the measured size a micro batch or a decode step takes the measured time (both are
+    launch-bound there, docs/sizing.md "Where the time goes"); above it, time grows with the size."""
+
+    count: float
+    size: float
+    floor: bool = True  # False: time is linear in size (the weights' hand-over, the advantage)
+
+
+def split(rows: float, row_tokens: float, budget: int, fixed_rows: int) -> Work:
+    """Micro batches of rows: with a token budget veRL splits them into ceil(tokens / budget) micro batches of
+    balanced tokens (utils/seqlen_balancing.py rearrange_micro_batches); else into micro batches of fixed rows."""
+    if budget:
+        total = rows * row_tokens
+        count = math.ceil(total / budget)
+        return Work(count, max(row_tokens, total / count))
+    per = min(fixed_rows, rows)
+    return Work(math.ceil(rows / per), per * row_tokens)
+
+
+def phase_work(inputs: PlanInputs) -> dict[str, Work]:
+    """Each phase's work on one GPU in one step (PPO's one epoch: every mini batch once)."""
+    sizing, run = inputs.sizing, inputs.run
+    rows_per_gpu = inputs.rows / inputs.gpus
+    mini_rows_per_gpu = sizing.ppo_mini_batch_size * run.responses_per_prompt / inputs.gpus
+    mini_batches = sizing.train_batch_size // sizing.ppo_mini_batch_size
+
+    def filled(work: Work, budget: int) -> Work:
+        return Work(work.count, budget) if budget and inputs.fill_budgets else work
+
+    def forward(fixed_rows: int) -> Work:
+        budget = sizing.forward_token_budget
+        return filled(split(rows_per_gpu, inputs.row_tokens, budget, fixed_rows), budget)
+
+    def train(fixed_rows: int) -> Work:
+        one = split(mini_rows_per_gpu, inputs.row_tokens, sizing.train_token_budget, fixed_rows)
+        return filled(Work(one.count * mini_batches, one.size), sizing.train_token_budget)
+
+    replicas = max(1, inputs.gpus // sizing.tensor_parallel)
+    work = {"gen": Work(run.max_response_length, inputs.rows / replicas),
+            "update_weights": Work(1, inputs.model.params_billion, floor=False),
+            "old_log_prob": forward(sizing.log_prob_micro_batch),
+            "ref": forward(sizing.ref_log_prob_micro_batch),
+            # veRL's critic forward takes its micro batch from the training one (forward_micro_batch_size_per_gpu).
+            "values": forward(sizing.critic_micro_batch),
+            "adv": Work(1, inputs.rows, floor=False),
+            "update_critic": train(sizing.critic_micro_batch),
+            "update_actor": train(sizing.micro_batch)}
+    if not run.reference:
+        del work["ref"]
+    if not run.critic:
+        del work["values"], work["update_critic"]
+    return work
