@@ -122,7 +122,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- toJson $models -}}
 {{- end -}}
 
-{{/* A module list as Hydra reads it: all-linear as it is, a list as [a,b] (the schema admits module names only). */}}
+{{/* A target module list as Hydra reads it: all-linear as it is, a list as [a,b] (the schema admits module names only). */}}
 {{- define "ppo-job.loraModules" -}}
 {{- if kindIs "string" . }}{{ . }}{{ else }}[{{ join "," . }}]{{ end -}}
 {{- end -}}
@@ -140,7 +140,9 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- $o = concat $o (list (printf "%s.lora_rank=%d" .model (int .lora.rank)) (printf "%s.lora_alpha=%d" .model (int .lora.alpha))
   (printf "%s.target_modules=%s" .model (include "ppo-job.loraModules" .lora.targetModules))) }}
 {{- if and .lora.excludeModules (has "excludeModules" $keys) }}
-{{- $o = append $o (printf "%s.exclude_modules=%s" .model (include "ppo-job.loraModules" .lora.excludeModules)) }}
+{{- /* veRL 0.9.1 declares text (peft: a regular expression the whole module name matches), not a list. */}}
+{{- $pattern := printf ".*[.](%s)" (join "|" .lora.excludeModules) -}}
+{{- $o = append $o (printf "%s.exclude_modules=%s" .model (include "verl-ppo.hydraValue" $pattern)) }}
 {{- end }}
 {{- if and .lora.adapterPath (has "adapterPath" $keys) }}
 {{- $o = append $o (printf "%s.lora_adapter_path=%s" .model (include "verl-ppo.hydraValue" .lora.adapterPath)) }}
