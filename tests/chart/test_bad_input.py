@@ -607,11 +607,13 @@ CASES = [
     # volume, modules the model's family has.
     Case("lora-on-verl-without-lora", job(verlVersion="0.3.0.post1", model={"path": "/data/m", "lora": {"rank": 32}}),
          "ppo-job.model.lora.rank", mentions=["0.9.1"]),
-    Case("lora-exclude-modules-on-verl-0-4", job(model={"path": "/data/m", "lora": {"rank": 8, "excludeModules": ["o_proj"]}}),
+    Case("lora-exclude-modules-on-verl-0-4",
+         job(model={"path": "/data/m", "lora": {"rank": 8, "excludeModules": ["o_proj"]}}),
          "ppo-job.model.lora.excludeModules", value='["o_proj"]', mentions=["0.9.1"]),
     Case("critic-lora-adapter-on-verl-0-4", job(critic={"lora": {"rank": 8, "adapterPath": "/data/critic"}}),
          "ppo-job.critic.lora.adapterPath", mentions=["0.9.1"]),
-    Case("lora-adapter-with-rank-zero", job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"adapterPath": "/data/a"}}),
+    Case("lora-adapter-with-rank-zero",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"adapterPath": "/data/a"}}),
          "ppo-job.model.lora.adapterPath", mentions=["ppo-job.model.lora.rank"]),
     Case("lora-adapter-off-the-volume",
          job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8, "adapterPath": "/data/../tmp/a"}}),
@@ -620,7 +622,8 @@ CASES = [
          job(model={"path": "/data/Qwen2.5-7B-Instruct", "lora": {"rank": 8, "targetModules": ["q_proj", "qkv_proj"]}}),
          "ppo-job.model.lora.targetModules", value='["q_proj","qkv_proj"]', mentions=["qkv_proj", "all-linear"]),
     Case("lora-excluded-module-phi3-lacks",
-         job(verlVersion="0.9.1", model={"path": "/data/models/Phi-3-mini/", "lora": {"rank": 8, "excludeModules": ["q_proj"]}}),
+         job(verlVersion="0.9.1",
+             model={"path": "/data/models/Phi-3-mini/", "lora": {"rank": 8, "excludeModules": ["q_proj"]}}),
          "ppo-job.model.lora.excludeModules", value='["q_proj"]', mentions=["qkv_proj"]),
     Case("lora-rank-past-vllm", job(model={"path": "/data/m", "lora": {"rank": 1024}}), "ppo-job.model.lora.rank"),
     Case("lora-target-modules-a-word", job(model={"path": "/data/m", "lora": {"rank": 8, "targetModules": "q_proj"}}),
@@ -628,7 +631,8 @@ CASES = [
     Case("lora-module-name-with-space",
          job(model={"path": "/data/m", "lora": {"rank": 8, "targetModules": ["q_proj v_proj"]}}),
          "ppo-job.model.lora.targetModules", value='["q_proj v_proj"]'),
-    Case("critic-lora-layered-summon", job(critic={"lora": {"layeredSummon": True}}), "ppo-job.critic.lora.layeredSummon"),
+    Case("critic-lora-layered-summon", job(critic={"lora": {"layeredSummon": True}}),
+         "ppo-job.critic.lora.layeredSummon"),
 ]
 
 

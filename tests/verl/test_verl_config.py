@@ -21,7 +21,8 @@ from support import helm as helm_cli
 from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 
 # Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios.
-VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")), *sorted((ROOT / "values" / "examples").glob("*.yaml")),
+VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
+                *sorted((ROOT / "values" / "examples").glob("*.yaml")),
                 *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
 ALGORITHMS = algorithms()
 VERSIONS = by_version()
@@ -398,8 +399,8 @@ LORA_VERSIONS = [version for version, entry in VERSIONS.items() if dict(entry.ot
 @pytest.mark.parametrize("algorithm", ["ppo", "grpo"])
 def test_lora_lands_where_each_version_reads_it(algorithm, version):
     """model.lora and critic.lora, as far as the version reads them (files/verl-versions.yaml loraKeys), composed with
-    its config; the rollout loads vLLM's base from the safetensors (veRL's LoRA guide), the frozen base in bf16 where the
-    version has the key."""
+    its config; the rollout loads vLLM's base from the safetensors (veRL's LoRA guide), the frozen base in bf16 where
+    the version has the key."""
     facts = dict(VERSIONS[version].other)
     keys = facts["loraKeys"]
     settings = ["--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}",
