@@ -298,6 +298,15 @@ def test_every_values_file_passes_check():
         assert passes(path) == [], path
 
 
+def test_every_example_passes_check_on_the_values_it_stacks_on(capsys):
+    """values/examples/ overlays, each checked with the node type's values its "# Use:" line names (--together)."""
+    for path in sorted((paths.VALUES_DIR / "examples").glob("*.yaml")):
+        use = next(line for line in path.read_text().splitlines() if line.startswith("# Use: helm install"))
+        words = use.split()
+        stack = [str(paths.ROOT / words[index + 1]) for index, word in enumerate(words[:-1]) if word == "-f"]
+        assert main(["check", "--together", *stack]) == 0, capsys.readouterr().out
+
+
 def without_nulls(values):
     """Helm drops a null default unless a values file is given: absent and null mean the same to the chart."""
     if isinstance(values, dict):
