@@ -87,7 +87,7 @@ WORKERS ?= 2
 # submitter's decisions on a head's answers).
 FAST_TIERS = generator or chart or verl or release or submitter
 # What the fast lane needs of setup (lab/scripts/setup.sh's step ids): no Kubernetes, no images.
-FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config vllm-metrics sglang-metrics checkov registry ct
+FAST_STEPS = venv helm3 helm4 helm-unittest schemas verl-config verl-source vllm-metrics sglang-metrics checkov registry ct
 PYTEST = $(PYTHON) -m pytest tests -n $(WORKERS) --durations=30
 
 setup-fast:  ## only what `make test-fast` needs of setup (cached)

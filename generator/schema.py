@@ -24,7 +24,7 @@ import yaml
 from generator import paths
 from generator.algorithms import algorithms
 from generator.schemafindings import Wording, unfixed
-from generator.verlversions import rollout_engines, version_names
+from generator.verlversions import rollout_engines, trainer_modes, version_names
 
 # Keywords whose x-fixes sentence mends a value (required and additionalProperties mend a map's keys).
 VALUE_KEYWORDS = ("type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
@@ -38,6 +38,7 @@ GENERATED_NOTE = "Generated from schemas/values.schema.yaml by `python -m genera
 TABLE_ENUMS: dict[str, Callable[[], list[str]]] = {
     "verl-versions": version_names,
     "rollout-engines": rollout_engines,
+    "trainer-modes": trainer_modes,
     "algorithms": lambda: list(algorithms()),
 }
 

@@ -32,12 +32,17 @@ class VerlVersion:
     rollout_names: tuple[str, ...]
     hf_samples_n: bool
     rollout_metrics: tuple[str, ...]
+    critic_forward_budget_key: str
+    trainer_mode_key: str
+    trainer_modes: tuple[str, ...]
+    quick_poll_sampler: bool
     image: str = ""
     other: tuple[tuple[str, Any], ...] = ()
 
 
 _KNOWN = ("version", "criticFsdpKey", "rewardRolloutName", "klInRewardKey", "rolloutMode", "customRewardKey",
-          "rolloutNames", "hfSamplesN", "rolloutMetrics", "image")
+          "rolloutNames", "hfSamplesN", "rolloutMetrics", "criticForwardBudgetKey", "trainerModeKey", "trainerModes",
+          "quickPollSampler", "image")
 
 
 @lru_cache(maxsize=1)
@@ -46,7 +51,8 @@ def verl_versions() -> tuple[VerlVersion, ...]:
     return tuple(
         VerlVersion(str(entry["version"]), entry["criticFsdpKey"], entry["rewardRolloutName"], entry["klInRewardKey"],
                     entry["rolloutMode"], entry["customRewardKey"], tuple(entry["rolloutNames"]), entry["hfSamplesN"],
-                    tuple(entry["rolloutMetrics"]), entry.get("image", ""),
+                    tuple(entry["rolloutMetrics"]), entry["criticForwardBudgetKey"], entry["trainerModeKey"],
+                    tuple(entry["trainerModes"]), entry["quickPollSampler"], entry.get("image", ""),
                     tuple((key, value) for key, value in entry.items() if key not in _KNOWN))
         for entry in yaml.safe_load(TABLE.read_text()))
 
@@ -67,6 +73,11 @@ def image_rays() -> dict[str, str]:
 def rollout_engines() -> list[str]:
     """Every rollout engine some supported version builds, in the table's order."""
     return list(dict.fromkeys(name for entry in verl_versions() for name in entry.rollout_names))
+
+
+def trainer_modes() -> list[str]:
+    """Every trainer mode some supported version offers, in the table's order (sync first)."""
+    return list(dict.fromkeys(mode for entry in verl_versions() for mode in entry.trainer_modes))
 
 
 if __name__ == "__main__":  # the list lab/scripts/setup.sh fetches veRL's config for, one a line

@@ -17,7 +17,7 @@ case ${1:-} in
       echo "detached: a run is already under way (since $(cat "$STATE/started"))" >&2; exit 2
     fi
     rm -rf "$STATE" && mkdir -p "$STATE/out" "$STATE/bundle"
-    cp -a "$ROOT/.gpu/jobs" "$ROOT/.gpu/prepare.py" "$ROOT/.gpu/replay_buffer.py" "$STATE/bundle/"
+    cp -a "$ROOT/.gpu/jobs" "$ROOT/.gpu/prepare.py" "$STATE/bundle/"
     date -u +%H:%M:%S > "$STATE/started"
     STATE_DIR="$STATE" GPU_BUNDLE="$STATE/bundle" OUT="$STATE/out" setsid nohup bash -c \
       'bash "$0" "$@" > "$STATE_DIR/driver.log" 2>&1; echo $? > "$STATE_DIR/rc"' \

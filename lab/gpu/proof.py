@@ -144,9 +144,6 @@ def prepare_inputs(runs: list[dict]) -> dict[str, float]:
                               "--train-file", f"{mount}/data/gsm8k/train.parquet",
                               "--val-file", f"{mount}/data/gsm8k/test.parquet"], check=True)
     timings["data_s"] = round(time.time() - start, 1)
-    # The replay buffer the chart ships, where the runs that name it (trainer.v1.sampler) look for it.
-    Path(render_jobs.SAMPLER_PATH).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(BUNDLE / render_jobs.SAMPLER_FILE.name, render_jobs.SAMPLER_PATH)
     for size, target in sorted({(run["model_size"], run["model_path"]) for run in runs}):
         start = time.time()
         built = WORK / "built" / size

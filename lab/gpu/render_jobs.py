@@ -46,12 +46,6 @@ PROFILES = {
 # as on the images, checked against per-sequence SDPA by lab/gpu/machine_check.py before any run.
 LAB_OVERRIDES: dict[str, tuple[str, ...]] = {"hf": (), "vllm": ()}
 LAB_CRITIC_OVERRIDES: dict[str, tuple[str, ...]] = {"hf": (), "vllm": ()}
-# The replay buffer that looks for finished samples every 50 ms (the chart's files/replay_buffer.py) where the
-# runs find it: the proof copies it onto the machine's "volume" before the runs.
-SAMPLER_FILE = ROOT / "charts/verl-ppo/charts/ppo-job/files/replay_buffer.py"
-SAMPLER_PATH = f"{MOUNT_PATH}/verl-ppo/replay_buffer.py"
-QUICK_POLL_ARGS = (f"trainer.v1.sampler.custom_sampler.path={SAMPLER_PATH}",
-                   "trainer.v1.sampler.custom_sampler.name=quick_poll_replay_buffer")
 
 
 @dataclass(frozen=True)
@@ -103,10 +97,12 @@ def rule_offload_settings(chart_root: Path, model: str, bundle: Path) -> tuple[t
 
 # The side-by-side of make gpu-bench VLLM=1 (issue 27): no checkpoint or validation inside the timed steps
 # (the chart's values saveFreq/testFreq, and veRL 0.9.1's validation before training), 4 steps so that 2
-# and 3 are steady (the first warms up, the last ends the run).
+# and 3 are steady (the first warms up, the last ends the run). The chart renders its replay buffer, polled
+# every 50 ms, for veRL 0.9.1 (ppo-job.trainer.rolloutPollSeconds); the submitter ships it with the run.
 BENCH_SETTINGS = (("ppo-job.trainer.saveFreq", "-1"), ("ppo-job.trainer.testFreq", "-1"))
-BENCH_ARGS_DEFAULT_POLL = ("trainer.val_before_train=false",)
-BENCH_ARGS = BENCH_ARGS_DEFAULT_POLL + QUICK_POLL_ARGS
+BENCH_ARGS = ("trainer.val_before_train=false",)
+# veRL's own replay buffer, polled every 2 s: the chart's value that turns its own off.
+POLL_2S = (("ppo-job.trainer.rolloutPollSeconds", "null"),)
 
 
 RUNS = {
@@ -130,13 +126,14 @@ RUNS = {
     # veRL 0.9.1's trainer settings for the rollout's wait (issue 34): the default trainer polling every 2 s
     # (the two runs above look every 50 ms), and the legacy trainer (use_v1=false), which waits on the rollout.
     "vllm-generated-poll2s": Run("values/h200-141g-x8.yaml", "vllm-generated-poll2s", "qwen2.5-0.5b", 4,
-                                 BENCH_SETTINGS, "vllm", BENCH_ARGS_DEFAULT_POLL),
-    "vllm-generated-v0": Run("values/h200-141g-x8.yaml", "vllm-generated-v0", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
-                             "vllm", BENCH_ARGS_DEFAULT_POLL + ("trainer.use_v1=false",)),
-    # Rollout overlapped with training, one step off-policy (trainer.v1.trainer_mode=colocate_async).
+                                 BENCH_SETTINGS + POLL_2S, "vllm", BENCH_ARGS),
+    "vllm-generated-v0": Run("values/h200-141g-x8.yaml", "vllm-generated-v0", "qwen2.5-0.5b", 4,
+                             BENCH_SETTINGS + POLL_2S, "vllm", BENCH_ARGS + ("trainer.use_v1=false",)),
+    # Rollout overlapped with training, one step off-policy (ppo-job.trainer.mode=colocate_async).
     "vllm-generated-colocate-async": Run("values/h200-141g-x8.yaml", "vllm-generated-colocate-async",
-                                         "qwen2.5-0.5b", 4, BENCH_SETTINGS, "vllm",
-                                         BENCH_ARGS + ("trainer.v1.trainer_mode=colocate_async",)),
+                                         "qwen2.5-0.5b", 4, BENCH_SETTINGS + (("ppo-job.trainer.mode",
+                                                                               '"colocate_async"'),), "vllm",
+                                         BENCH_ARGS),
     "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
         ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
     # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
@@ -293,9 +290,8 @@ def main() -> None:
             for name, run in RUNS.items():
                 render(args.chart_root.resolve(), name, run, gpus // nodes,
                        bundle / "jobs" / run_folder(name, gpus // nodes, nodes), nodes)
-    # The preparation program and the replay buffer the chart ships, next to the runs they serve.
+    # The preparation program the chart ships, next to the runs it serves.
     shutil.copy(args.chart_root / "charts/verl-ppo/charts/ppo-job/files/prepare.py", bundle / "prepare.py")
-    shutil.copy(args.chart_root / SAMPLER_FILE.relative_to(ROOT), bundle / SAMPLER_FILE.name)
 
 
 if __name__ == "__main__":

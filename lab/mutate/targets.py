@@ -55,7 +55,7 @@ def _ray(cases: str, *files: str) -> tuple[str, ...]:
 
 
 SUBMITTER_STAGES = Stages(
-    fast=("tests/submitter/test_submitter_unit.py",),
+    fast=("tests/submitter/test_submitter_unit.py", "tests/submitter/test_submitter_run_module.py"),
     slow={
         "Settings": _ray("success"),
         "Settings.from_env": _ray("success or preflight or inputs or checkpoint"),

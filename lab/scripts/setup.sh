@@ -141,6 +141,39 @@ verl_config_build() {
   done
 }
 
+# veRL's Python source of every supported version (its wheel's verl/**/*.py, no dependencies): tier 3 follows each
+# key the sizing renders into the code that reads it (tests/support/verlreads.py). The stamp holds the wheel's sha256,
+# so the source is the one PyPI serves for that version.
+verl_source_ready() {
+  local version versions
+  versions=$(verl_versions) || return 1
+  for version in $versions; do
+    [ -s "$cache/verl-source/$version/.wheel-sha256" ] || return 1
+  done
+}
+verl_source_build() {
+  local version dest tmp versions
+  versions=$(verl_versions)
+  for version in $versions; do
+    dest="$cache/verl-source/$version"
+    [ -s "$dest/.wheel-sha256" ] && continue
+    tmp=$(mktemp -d)
+    "$venv_python" -m pip download -q --disable-pip-version-check --no-deps -d "$tmp" "verl==$version"
+    "$venv_python" - "$tmp"/verl-*.whl "$tmp/copy" <<'PY'
+import hashlib, sys, zipfile
+from pathlib import Path
+wheel, out = Path(sys.argv[1]), Path(sys.argv[2])
+with zipfile.ZipFile(wheel) as archive:
+    archive.extractall(out, [n for n in archive.namelist() if n.startswith("verl/") and n.endswith(".py")])
+(out / ".wheel-sha256").write_text(f"{hashlib.sha256(wheel.read_bytes()).hexdigest()}  {wheel.name}\n")
+PY
+    rm -rf "$dest"
+    mkdir -p "$(dirname "$dest")"
+    mv "$tmp/copy" "$dest"
+    rm -rf "$tmp"
+  done
+}
+
 # Prometheus and promtool from the github.com/prometheus/prometheus module (a wrapper module: `go get` of the
 # two packages; their module has no replace directives, but `go install` takes no -X of the version). The
 # tests check the dashboards' PromQL with promtool, scrape a real Ray head (tier 5) and run the config
@@ -253,6 +286,7 @@ add_step helm4 "helm $HELM4_VERSION from its Go module" helm4_ready helm4_build
 add_step helm-unittest "helm-unittest $HELM_UNITTEST_VERSION (Helm plugin) from its Go module" helm_unittest_ready helm_unittest_build
 add_step schemas "Kubernetes $KUBERNETES_VERSION OpenAPI, KubeRay and prometheus-operator CRDs" schemas_ready schemas_build
 add_step verl-config "veRL config of every supported version (ppo-job's files/verl-versions.yaml)" verl_config_ready verl_config_build
+add_step verl-source "veRL's Python source of every supported version (ppo-job's files/verl-versions.yaml)" verl_source_ready verl_source_build
 add_step vllm-metrics "vLLM $vllm_version's metric declarations (from its wheel)" vllm_metrics_ready vllm_metrics_build
 add_step sglang-metrics "SGLang $SGLANG_VERSION's metric declarations (from its wheel)" sglang_metrics_ready sglang_metrics_build
 add_step prometheus "prometheus and promtool $PROMETHEUS_VERSION (Kubernetes discovery only, no web UI)" prometheus_ready prometheus_build

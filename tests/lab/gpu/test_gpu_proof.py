@@ -288,6 +288,24 @@ def test_import_graph_reports_what_a_site_imports(tmp_path):
         "no_such_module_here": ["no_such_module_here"], "also": ["also.not_here"]}
 
 
+def test_the_trainer_runs_turn_the_charts_poll_and_mode_through_its_values(tmp_path, monkeypatch):
+    """Issue 34: the chart renders its 50-ms replay buffer for veRL 0.9.1; the 2-s run turns it off through
+    ppo-job.trainer.rolloutPollSeconds=null, the colocate_async run sets ppo-job.trainer.mode: each differs from
+    the generated run in those keys only (and its checkpoint directory)."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    sampler = {"trainer.v1.sampler.custom_sampler.path", "trainer.v1.sampler.custom_sampler.name",
+               "+trainer.v1.sampler.sampler_kwargs.poll_interval_s"}
+    generated = rendered(tmp_path, "vllm-generated", 1)[1]
+    assert generated["trainer.v1.sampler.custom_sampler.path"] == "pkg://verl_ppo_replay_buffer"
+    assert generated["trainer.v1.trainer_mode"] == "sync"
+    for name, differing in [("vllm-generated-poll2s", sampler),
+                            ("vllm-generated-colocate-async", {"trainer.v1.trainer_mode"})]:
+        other = rendered(tmp_path, name, 1)[1]
+        changed = {key for key in generated.keys() | other.keys() if generated.get(key) != other.get(key)}
+        assert changed == differing | {"trainer.default_local_dir"}, (name, changed)
+    assert rendered(tmp_path, "vllm-generated-colocate-async", 1)[1]["trainer.v1.trainer_mode"] == "colocate_async"
+
+
 def test_ladder_runs_are_the_generators_one_gpu_profile_and_the_seeds(tmp_path, monkeypatch):
     """Issue 34 item 3: the generated run of a ladder size is the generator's own values for one H200 GPU and the
     model, and the seed's run keeps the seed's batches with the FSDP offloads the rules choose there."""

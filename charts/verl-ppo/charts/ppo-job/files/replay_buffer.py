@@ -5,9 +5,13 @@ replay buffer that looks for them every `poll_interval` seconds, 2.0 by default 
 rollout that finishes just after a look waits up to 2 s more (measured: every `timing_s/gen` of a 0.5B run
 was a multiple of 2 s plus 0.1 s). veRL loads a replay buffer of the user's choice from
 `trainer.v1.sampler.custom_sampler.{path,name}`; this one is veRL's own classes with the shorter interval.
+The chart renders those keys for the veRL versions whose facts say so (quickPollSampler in verl-versions.yaml)
+unless ppo-job.trainer.rolloutPollSeconds is null; the submitter ships this file with the run as the py_modules
+package verl_ppo_replay_buffer, which veRL imports as pkg://verl_ppo_replay_buffer on the node that trains.
 
 veRL passes a custom sampler fewer arguments than its own (no group filtering, batch sizes): the chart sets
-them in `trainer.v1.sampler.sampler_kwargs` where the run needs them (DAPO), and they are handed on here.
+them in `trainer.v1.sampler.sampler_kwargs` where the run needs them (DAPO: files/algorithms.yaml
+replayBufferKwargs), with the interval as poll_interval_s, and they are handed on here.
 """
 
 from __future__ import annotations

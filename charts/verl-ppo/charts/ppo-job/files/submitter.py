@@ -29,7 +29,9 @@ attempt is submitted, the preflight (preflight.py, a short Ray job with a task o
 the shared volume, the inputs, the GPUs and the NCCL environment on every Ray node; when it fails the
 run is not submitted (exit 5) and its per-node table says which node is wrong. A node that left while
 the preflight ran (a worker pod being replaced) fails no check: the submitter waits for the cluster to be
-whole again and runs the preflight anew, up to PREFLIGHT_RUNS times.
+whole again and runs the preflight anew, up to PREFLIGHT_RUNS times. A module the run imports by name
+(VERL_PPO_RUN_MODULE: the chart's replay buffer, which veRL loads as pkg://<module>) goes with the run to every
+Ray node as a py_modules package, as the preflight program does: the Ray pods need no file of ours.
 
 On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
@@ -41,7 +43,7 @@ exactly that id unless it exists (a retried pod re-attaches), makes one attempt,
 the run to KubeRay (it stops the job when the RayJob is deleted); the RayJob's outcome is then ours.
 
 What a retry cannot mend ends the pod at once, naming it (exit 2): a file of its own missing or malformed
-(the job spec, the preflight program), a setting that is not a number, a request the head refuses (an HTTP
+(the job spec, the preflight program, the run's module), a setting that is not a number, a request the head refuses (an HTTP
 4xx other than "not now": 408, 425, 429). What a retry can mend is retried within its bound: no answer, a
 timeout, a 5xx (a dashboard restarting, a head being replaced).
 
@@ -129,6 +131,7 @@ class Settings:
     dashboard_timeout_seconds: float = 300.0  # a dashboard silent this long while following: the head is lost
     preflight_program: str = ""  # path of preflight.py; empty: no preflight
     preflight_expected: dict[str, Any] | None = None
+    run_module: str = ""  # path of a module the run imports by its file's name (<name>.py); empty: none
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -158,6 +161,7 @@ class Settings:
             dashboard_timeout_seconds=_setting("VERL_PPO_DASHBOARD_TIMEOUT_SECONDS", "300", float),
             preflight_program=os.environ.get("VERL_PPO_PREFLIGHT", ""),
             preflight_expected=_setting("VERL_PPO_PREFLIGHT_EXPECTED", "{}", json.loads),
+            run_module=os.environ.get("VERL_PPO_RUN_MODULE", ""),
         )
 
     def check_preflight_program(self) -> None:
@@ -171,6 +175,18 @@ class Settings:
             raise Unmendable(f"the preflight program {self.preflight_program} (VERL_PPO_PREFLIGHT) cannot be used "
                              f"({error}); the chart mounts it from its ConfigMap, or ppo-job.preflight.enabled=false "
                              "skips the preflight") from None
+
+    def check_run_module(self) -> None:
+        """The run's module is the chart's file: missing or not Python, no retry brings it."""
+        if not self.run_module:
+            return
+        try:
+            with open(self.run_module, encoding="utf-8") as module:
+                ast.parse(module.read())
+        except (OSError, SyntaxError, ValueError) as error:
+            raise Unmendable(f"the run's module {self.run_module} (VERL_PPO_RUN_MODULE) cannot be used ({error}); "
+                             "the chart mounts it from its ConfigMap, or ppo-job.trainer.rolloutPollSeconds=null "
+                             "runs veRL's own replay buffer without it") from None
 
     def family_pattern(self) -> re.Pattern[str]:
         return re.compile(re.escape(self.submission_family) + r"-[0-9a-f]+-a\d+$")
@@ -680,14 +696,32 @@ def preflight_constant(source: str, name: str) -> Any:
     raise ValueError(f"preflight.py defines no {name}")
 
 
-def preflight_package(source: str) -> tuple[str, bytes]:
-    """preflight.py as a Ray py_modules package: a zip holding it as PREFLIGHT_MODULE, named as Ray names its
+def module_package(module: str, source: str) -> tuple[str, bytes]:
+    """A Python source as a Ray py_modules package: a zip holding it as <module>.py, named as Ray names its
     packages (_ray_pkg_<content hash>.zip), so an unchanged program is uploaded once to a head."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(zipfile.ZipInfo(f"{PREFLIGHT_MODULE}.py", date_time=(1980, 1, 1, 0, 0, 0)), source)
+        archive.writestr(zipfile.ZipInfo(f"{module}.py", date_time=(1980, 1, 1, 0, 0, 0)), source)
     content = buffer.getvalue()
     return f"_ray_pkg_{hashlib.sha1(content).hexdigest()}.zip", content
+
+
+def preflight_package(source: str) -> tuple[str, bytes]:
+    """preflight.py as a Ray py_modules package named PREFLIGHT_MODULE."""
+    return module_package(PREFLIGHT_MODULE, source)
+
+
+def run_spec(api: RayJobsAPI, settings: Settings) -> dict[str, Any]:
+    """The job spec to submit: the chart's, with the run's module (if any) uploaded and added to its py_modules."""
+    if not settings.run_module:
+        return settings.job_spec
+    with open(settings.run_module, encoding="utf-8") as module:
+        source = module.read()
+    name = os.path.splitext(os.path.basename(settings.run_module))[0]
+    package = api.ensure_package(*module_package(name, source))
+    runtime_env = dict(settings.job_spec.get("runtime_env") or {})
+    runtime_env["py_modules"] = [*runtime_env.get("py_modules", []), package]
+    return {**settings.job_spec, "runtime_env": runtime_env}
 
 
 def preflight(api: RayJobsAPI, settings: Settings, submission_id: str) -> None:
@@ -735,7 +769,7 @@ def submit_once(api: RayJobsAPI, settings: Settings, lost: set[int], orphaned: s
                 f"(the Job's next pod tries again)")
             sys.exit(1)
     try:
-        api.submit(choice.submission_id, settings.job_spec)
+        api.submit(choice.submission_id, run_spec(api, settings))
         log(f"submitted {choice.submission_id}")
     except urllib.error.HTTPError as error:
         # Another pod of this Job (or KubeRay's retried submitter) submitted the same id between our look and our
@@ -833,6 +867,7 @@ def _main(argv: list[str]) -> int:
     if not settings.submission_prefix and not settings.submission_id:
         raise Unmendable("VERL_PPO_SUBMISSION_PREFIX is empty: the Job's pod must carry the job-name label")
     settings.check_preflight_program()
+    settings.check_run_module()
     kube = None if settings.submission_id else KubeJob(os.environ.get("VERL_PPO_NAMESPACE", ""), settings.submission_prefix)
     signal.signal(signal.SIGTERM, raise_terminated)
     try:

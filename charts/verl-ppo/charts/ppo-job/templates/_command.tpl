@@ -61,7 +61,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if $usesRef }}{{ $o = append $o (printf "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=%d" (int $v.ref.logProbMaxTokenLenPerGpu)) }}{{ end }}
 {{- if $usesCritic }}{{ $o = concat $o (list
   (printf "critic.ppo_max_token_len_per_gpu=%d" (int $v.critic.ppoMaxTokenLenPerGpu))
-  (printf "critic.forward_max_token_len_per_gpu=%d" (int $v.critic.forwardMaxTokenLenPerGpu))) }}{{ end }}
+  (printf "%s=%d" $facts.criticForwardBudgetKey (int $v.critic.forwardMaxTokenLenPerGpu))) }}{{ end }}
 {{- end }}
 {{- if not $v.model.enableGradientCheckpointing }}
 {{- $o = append $o "actor_rollout_ref.model.enable_gradient_checkpointing=false" }}
@@ -75,6 +75,8 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- $o = concat $o (include "ppo-job.loraOverrides" . | fromJsonArray) }}
 {{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" (include "verl-ppo.hydraValue" $v.rollout.name)) }}{{ end }}
 {{- with $facts.rolloutMode }}{{ $o = append $o (printf "actor_rollout_ref.rollout.mode=%s" .) }}{{ end }}
+{{- with $facts.trainerModeKey }}{{ $o = append $o (printf "%s=%s" . $v.trainer.mode) }}{{ end }}
+{{- $o = concat $o (include "ppo-job.replayBufferOverrides" . | fromJsonArray) }}
 {{- $o = concat $o (include "ppo-job.rolloutMetricsOverrides" . | fromJsonArray) }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
 {{- $o = append $o (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}
@@ -104,6 +106,36 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if $facts.klInRewardKey }}{{ $o = append $o (printf "algorithm.use_kl_in_reward=%t" (eq $algorithm.kl "reward")) }}{{ end -}}
 {{- end -}}
 {{- concat $o ($algorithm.overrides | default list) | toJson -}}
+{{- end -}}
+
+{{/* "true" where the run takes its finished samples through the chart's replay buffer (files/replay_buffer.py, polled
+     every trainer.rolloutPollSeconds): the version's trainer polls a replay buffer (its quickPollSampler fact) and the
+     value is not null; else "". */}}
+{{- define "ppo-job.quickPoll" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- if and $facts.quickPollSampler (not (kindIs "invalid" .Values.trainer.rolloutPollSeconds)) }}true{{ end -}}
+{{- end -}}
+
+{{/* The replay buffer's module name on the Ray nodes: its file's name in the ConfigMap, which the submitter ships to
+     the run as a Ray py_modules package of that name (VERL_PPO_RUN_MODULE), and veRL imports as pkg://<name>. */}}
+{{- define "ppo-job.replayBufferModule" -}}verl_ppo_replay_buffer{{- end -}}
+
+{{/* The chart's replay buffer in veRL's keys (JSON list; empty where ppo-job.quickPoll is off): veRL loads it through
+     custom_sampler and hands it sampler_kwargs, which its YAML leaves empty (so each is added, +). It passes a custom
+     sampler none of what it gives its own: the algorithm's replayBufferKwargs (files/algorithms.yaml) hand them on. */}}
+{{- define "ppo-job.replayBufferOverrides" -}}
+{{- $o := list -}}
+{{- if include "ppo-job.quickPoll" . -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- $kwargs := list (printf "poll_interval_s=%v" .Values.trainer.rolloutPollSeconds) -}}
+{{- with $algorithm.replayBufferKwargs }}
+{{- $kwargs = concat $kwargs . (list (printf "train_batch_size=%d" (int $.Values.data.trainBatchSize))) -}}
+{{- end }}
+{{- $o = list (printf "trainer.v1.sampler.custom_sampler.path=pkg://%s" (include "ppo-job.replayBufferModule" .))
+  "trainer.v1.sampler.custom_sampler.name=quick_poll_replay_buffer" -}}
+{{- range $kwargs }}{{ $o = append $o (printf "+trainer.v1.sampler.sampler_kwargs.%s" .) }}{{ end -}}
+{{- end -}}
+{{- toJson $o -}}
 {{- end -}}
 
 {{/* The trained models with LoRA on (rank above 0), each as {lora, model (its Hydra prefix), fsdp (its FSDP settings' key)}:

@@ -19,6 +19,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.responsesPerPrompt" . -}}
 {{- include "ppo-job.rules.rolloutEngine" . -}}
 {{- include "ppo-job.rules.hfRolloutSamplesOne" . -}}
+{{- include "ppo-job.rules.trainerMode" . -}}
+{{- include "ppo-job.rules.trainerModeLegacy" . -}}
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepareWrites" . -}}
 {{- include "ppo-job.rules.prepareEndpointScheme" . -}}
@@ -277,6 +279,30 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $sampling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "hfSamplesN" "engine" "hf") -}}
 {{- $fix := printf "--set ppo-job.rollout.name=vllm, or --set ppo-job.verlVersion=%s" $sampling -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.responsesPerPrompt" "value" $n "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The trainer mode must be one the chosen veRL's trainer offers (files/verl-versions.yaml trainerModes). */}}
+{{- define "ppo-job.rules.trainerMode" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $mode := .Values.trainer.mode -}}
+{{- if and $facts (not (has $mode $facts.trainerModes)) -}}
+{{- $problem := printf "is not a trainer mode of veRL %s (it has %s)" (toString .Values.verlVersion) (join ", " $facts.trainerModes) -}}
+{{- $offering := include "ppo-job.newestVerlOffering" (dict "Files" .Files "fact" "trainerModes" "item" $mode) -}}
+{{- $fix := printf "--set ppo-job.trainer.mode=sync, or --set-string ppo-job.verlVersion=%s with an image of that veRL" $offering -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* veRL's legacy trainer (trainer.use_v1=false) has no modes: it would run sync and ignore the one asked for. */}}
+{{- define "ppo-job.rules.trainerModeLegacy" -}}
+{{- $mode := .Values.trainer.mode -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- if and (ne $mode "sync") (regexMatch "^trainer\\.use_v1=(?i:false|0)$" $arg) -}}
+{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s runs its legacy one, which has only sync" $index $arg -}}
+{{- $fix := printf "remove ppo-job.extraArgs[%d], or --set ppo-job.trainer.mode=sync" $index -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -55,6 +55,10 @@ spec:
         - name: VERL_PPO_RESUME_CHECK_DIR
           value: {{ . | quote }}
         {{- end }}
+        {{- if include "ppo-job.quickPoll" . }}
+        - name: VERL_PPO_RUN_MODULE
+          value: /etc/verl-ppo/{{ include "ppo-job.replayBufferModule" . }}.py
+        {{- end }}
         {{- if $v.preflight.enabled }}
         - name: VERL_PPO_PREFLIGHT
           value: /etc/verl-ppo/preflight.py

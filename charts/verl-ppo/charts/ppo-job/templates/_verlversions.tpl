@@ -33,6 +33,15 @@
 {{- $found -}}
 {{- end -}}
 
+{{/* The newest version whose list fact holds an item, "" where none does: (dict "Files" .Files "fact" <key> "item" <x>). */}}
+{{- define "ppo-job.newestVerlOffering" -}}
+{{- $found := "" -}}
+{{- range (.Files.Get "files/verl-versions.yaml" | fromYamlArray) -}}
+{{- if has $.item (get . $.fact) }}{{ $found = toString .version }}{{ end -}}
+{{- end -}}
+{{- $found -}}
+{{- end -}}
+
 {{/* What the chart knows of the Ray pods' image (global.image): its entry of files/images.yaml as JSON, {} for an image
      the table lacks. */}}
 {{- define "ppo-job.imageFacts" -}}

@@ -1,0 +1,126 @@
+"""ppo-job.trainer.mode and the chart's replay buffer (issue 34) in veRL's own config: each mode the table gives a
+version composes with that version's Hydra config into its trainer.v1.trainer_mode; the replay buffer's keys
+compose and carry what veRL hands its own replay buffer (DAPO's group filtering); the versions without them render
+neither, and the rulebook and `generator check` refuse a mode a version lacks."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from omegaconf import OmegaConf
+
+from generator import verlconfig
+from generator.cli import main as generator_main
+from generator.verlversions import by_version
+from support import helm as helm_cli
+from support.tools import helm_binaries, verl_config_dir, verl_versions
+from test_verl_config import compose_with_verl, rendered_command, rendered_keys
+
+VERSIONS = by_version()
+MODES = [pytest.param(version, mode, id=f"{version}-{mode}")
+         for version in verl_versions() for mode in VERSIONS[version].trainer_modes]
+
+
+def replay_buffer_source() -> str:
+    from support.tools import ROOT
+
+    return (ROOT / "charts/verl-ppo/charts/ppo-job/files/replay_buffer.py").read_text()
+
+
+def handed_on() -> tuple[str, ...]:
+    """The sampler_kwargs names the chart's replay buffer hands on to veRL's (its HANDED_ON), and its interval."""
+    for statement in ast.parse(replay_buffer_source()).body:
+        if isinstance(statement, ast.Assign) and getattr(statement.targets[0], "id", "") == "HANDED_ON":
+            return (*ast.literal_eval(statement.value), "poll_interval_s")
+    raise AssertionError("replay_buffer.py has no HANDED_ON")
+
+
+@pytest.mark.parametrize("version, mode", MODES)
+def test_each_mode_composes_into_the_versions_trainer_mode(version, mode):
+    words = rendered_command("--set-string", f"ppo-job.verlVersion={version}", "--set", f"ppo-job.trainer.mode={mode}")
+    config = compose_with_verl(version, words[3:])
+    assert OmegaConf.missing_keys(config) == set()
+    assert verlconfig.type_violations(verl_config_dir(version), config) == []
+    facts = VERSIONS[version]
+    if facts.trainer_mode_key:
+        assert OmegaConf.select(config, facts.trainer_mode_key) == mode
+        assert mode in OmegaConf.select(config, facts.trainer_mode_key.rsplit(".", 1)[0])  # veRL has its settings
+    else:
+        assert not any(key.startswith("trainer.v1") for key in rendered_keys(words[3:]))
+
+
+@pytest.mark.parametrize("version", verl_versions())
+@pytest.mark.parametrize("algorithm", ["ppo", "dapo"])
+def test_the_replay_buffer_composes_and_gets_what_veRL_gives_its_own(version, algorithm):
+    args = ("--set-string", f"ppo-job.verlVersion={version}", "--set", f"ppo-job.algorithm.name={algorithm}")
+    if algorithm == "dapo" and version != "0.9.1":
+        return  # DAPO is in 0.9.1's trainer only (its since); the rulebook refuses it elsewhere
+    words = rendered_command(*args)[3:]
+    config = compose_with_verl(version, words)
+    sampler = OmegaConf.select(config, "trainer.v1.sampler")
+    if not VERSIONS[version].quick_poll_sampler:
+        assert sampler is None and not any("sampler" in word for word in words)
+        return
+    assert (sampler.custom_sampler.path, sampler.custom_sampler.name) == \
+        ("pkg://verl_ppo_replay_buffer", "quick_poll_replay_buffer")
+    assert "def quick_poll_replay_buffer(" in replay_buffer_source()
+    kwargs = OmegaConf.to_container(sampler.sampler_kwargs)
+    assert set(kwargs) <= set(handed_on()) and kwargs["poll_interval_s"] == 0.05
+    if algorithm == "dapo":  # veRL's _build_replay_buffer gives its own these for group filtering (sync)
+        filter_groups = config.algorithm.filter_groups
+        assert kwargs == {"poll_interval_s": 0.05, "filter_groups_metric": filter_groups.metric, "gen_batch_size": 1,
+                          "max_inflight_gen_batches": filter_groups.get("max_inflight_gen_batches", 1),
+                          "train_batch_size": config.data.train_batch_size}
+    else:
+        assert kwargs == {"poll_interval_s": 0.05}
+    off = compose_with_verl(version, rendered_command(*args, "--set", "ppo-job.trainer.rolloutPollSeconds=null")[3:])
+    assert off.trainer.v1.sampler.custom_sampler.path is None and off.trainer.v1.sampler.sampler_kwargs == {}
+
+
+def test_the_replay_buffer_travels_with_the_run():
+    """The module the command names is the ConfigMap's file the submitter ships (VERL_PPO_RUN_MODULE)."""
+    result = helm_cli.template(helm_binaries()["helm3"], "--set-string", "ppo-job.verlVersion=0.9.1")
+    assert result.returncode == 0, result.output
+    config_map = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
+    assert config_map["data"]["verl_ppo_replay_buffer.py"].strip() == replay_buffer_source().strip()
+    assert submitter_env(result.documents())["VERL_PPO_RUN_MODULE"] == "/etc/verl-ppo/verl_ppo_replay_buffer.py"
+    off = helm_cli.template(helm_binaries()["helm3"], "--set-string", "ppo-job.verlVersion=0.9.1",
+                            "--set", "ppo-job.trainer.rolloutPollSeconds=null")
+    assert not any("verl_ppo_replay_buffer.py" in (d.get("data") or {}) for d in off.documents())
+    assert "VERL_PPO_RUN_MODULE" not in submitter_env(off.documents())
+
+
+def submitter_env(documents: list[dict]) -> dict[str, str]:
+    job = next(d for d in documents if d["kind"] == "Job" and "helm.sh/hook" not in
+               (d["metadata"].get("annotations") or {}))
+    return {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+BAD_MODES = [
+    (["--set-string", "ppo-job.verlVersion=0.4.1", "--set", "ppo-job.trainer.mode=colocate_async"],
+     "ppo-job.trainer.mode=colocate_async: is not a trainer mode of veRL 0.4.1 (it has sync). Fix: --set "
+     "ppo-job.trainer.mode=sync, or --set-string ppo-job.verlVersion=0.9.1"),
+    (["--set-string", "ppo-job.verlVersion=0.9.1", "--set", "ppo-job.trainer.mode=colocate_async",
+      "--set", "ppo-job.extraArgs[0]=trainer.use_v1=False"],
+     "ppo-job.trainer.mode=colocate_async: needs veRL's default trainer, but ppo-job.extraArgs[0]=trainer.use_v1=False "
+     "runs its legacy one, which has only sync"),
+    (["--set-string", "ppo-job.verlVersion=0.9.1", "--set", "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync"],
+     "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync: sets a key the chart already renders from values"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_MODES, ids=["version-without-modes", "legacy-trainer", "mode-in-extra"])
+def test_a_mode_veRL_would_not_run_is_refused_by_helm_and_generator_check(args, message, capsys):
+    result = helm_cli.template(helm_binaries()["helm4"], *args)
+    assert result.returncode != 0 and message in " ".join(result.output.split()), result.output
+    assert generator_main(["check", *args]) == 1
+    assert message in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("setting, field", [("ppo-job.trainer.mode=separate", "/trainer/mode"),
+                                            ("ppo-job.trainer.rolloutPollSeconds=0.001", "/trainer/rolloutPollSeconds"),
+                                            ("ppo-job.trainer.rolloutPollSeconds=3", "/trainer/rolloutPollSeconds")])
+def test_the_schema_bounds_the_mode_and_the_poll(setting, field):
+    result = helm_cli.template(helm_binaries()["helm4"], "--set", setting)
+    assert result.returncode != 0 and field in result.output, result.output
