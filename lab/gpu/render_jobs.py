@@ -89,9 +89,10 @@ def one_gpu_values(chart_root: Path, model: str, bundle: Path, algorithm: str = 
     catalog["shapes"] = [{**eight, "name": ONE_GPU_SHAPE, "gpusPerNode": 1, "allocatable": per_gpu}]
     out.mkdir(parents=True, exist_ok=True)
     (out / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
-    wrote = subprocess.run([sys.executable, "-m", "generator", "render", ONE_GPU_SHAPE, "--model", model, "--nodes", "1",
-                            "--algorithm", algorithm, "--lora-rank", str(lora_rank), "--catalog", str(out / "catalog.yaml"),
-                            "--output", str(out)], check=True, cwd=chart_root, capture_output=True, text=True).stdout
+    command = [sys.executable, "-m", "generator", "render", ONE_GPU_SHAPE, "--model", model, "--nodes", "1",
+               "--algorithm", algorithm, "--lora-rank", str(lora_rank), "--catalog", str(out / "catalog.yaml"),
+               "--output", str(out)]
+    wrote = subprocess.run(command, check=True, cwd=chart_root, capture_output=True, text=True).stdout
     paths = [Path(line.split(" ", 1)[1]) for line in wrote.splitlines() if line.startswith(("wrote ", "unchanged "))]
     _ONE_GPU_FILES[key] = next(path for path in paths if path.parent == out)
     return _ONE_GPU_FILES[key]
