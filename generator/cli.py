@@ -85,6 +85,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def lora_rank(text: str) -> int:
+    """0 (no LoRA) up to 512, the largest rank vLLM serves (the values schema's bound)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 512:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a LoRA rank: a whole number from 0 (no LoRA) to 512")
+    return value
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
@@ -220,7 +231,7 @@ def parser() -> argparse.ArgumentParser:
     planned.add_argument("--row-tokens", type=positive_int, help="mean prompt + response tokens a row (default: the "
                          "full length, the most a token budget's micro batch can hold)")
     planned.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
-    planned.add_argument("--lora-rank", type=int, default=0, help="the actor's LoRA rank (0: the whole model trains)")
+    planned.add_argument("--lora-rank", type=lora_rank, default=0, help="the actor's LoRA rank (0: the whole model trains)")
     planned.set_defaults(func=cmd_plan)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
@@ -233,7 +244,7 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
     render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
                         help="share of allocatable CPU/memory per pod")
-    render.add_argument("--lora-rank", type=int, default=0,
+    render.add_argument("--lora-rank", type=lora_rank, default=0,
                         help="the actor's LoRA rank: values <shape>[-<algorithm>]-lora<rank>.yaml (0: full fine-tune)")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
