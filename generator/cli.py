@@ -231,7 +231,8 @@ def parser() -> argparse.ArgumentParser:
     planned.add_argument("--row-tokens", type=positive_int, help="mean prompt + response tokens a row (default: the "
                          "full length, the most a token budget's micro batch can hold)")
     planned.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
-    planned.add_argument("--lora-rank", type=lora_rank, default=0, help="the actor's LoRA rank (0: the whole model trains)")
+    planned.add_argument("--lora-rank", type=lora_rank, default=0,
+                         help="the actor's LoRA rank (0: the whole model trains)")
     planned.set_defaults(func=cmd_plan)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
