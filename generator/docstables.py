@@ -70,7 +70,8 @@ def _renders(entry: VerlVersion) -> str:
         said.append("its HF rollout samples one response per prompt (n > 1 refused with it)")
     if entry.rollout_metrics:
         said.append(f"rollout-server metrics (`global.rolloutMetrics`) from {', '.join(entry.rollout_metrics)}")
-    said.append(f"the critic's forward budget as `{entry.critic_forward_budget_key.lstrip('+')}`")
+    said.append(f"the critic's forward budget as `{entry.critic_forward_budget_key.lstrip('+')}`, its update packed by "
+                f"`critic.{entry.critic_update_budget}`")
     if entry.trainer_mode_key:
         said.append(f"`trainer.mode` ({', '.join(entry.trainer_modes)}) as `{entry.trainer_mode_key}`")
     if entry.quick_poll_sampler:

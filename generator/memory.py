@@ -12,9 +12,10 @@ fsdp/transformer_impl.py, workers/rollout/vllm_rollout/):
   dropped; the training states stay where they are: on the GPU unless offloaded).
 - torch's max_memory_allocated sees the training process only; nvidia-smi sees both processes, their CUDA
   contexts and the allocator's reserve.
-- veRL 0.9.1's critic value pass packs by `critic.ppo_infer_max_token_len_per_gpu` (a dataclass default of 32,768);
-  the chart renders the sized forward budget to that key (`criticForwardBudgetKey`), so the values pass is planned
-  at the forward budget like the other forward-only passes.
+- veRL 0.9.1's critic packs its value pass by `critic.ppo_infer_max_token_len_per_gpu` (a dataclass default of
+  32,768), and its default trainer its update too (trainer/ppo/v1/trainer_base.py); the chart renders the critic's
+  sized budget to that key (`criticForwardBudgetKey`), so both critic phases are planned at it (planwork.py, by the
+  version's `criticUpdateBudget`), the update with the layers' activations only (no LM head).
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ ROLLOUT_WORKSPACE_GIB = 2
 # (24 layers x 896 x 2 bytes: 0.04 MiB) and one layer's activations at a time (1/24 of the layers' part), so
 # 2.98 = V + L and 1.54 = V + L / 24 + 0.04 give the layers' part L = 1.55 and the vocabulary's V = 1.43. At 1.5B
 # with checkpointing this plans 1.62 MiB a token; the 2026-12-03c run measured (48.42 - 40.16) GiB over its 5,869-token
-# micro batches, 1.44 MiB (the plan errs large: +3% on the peak).
+# micro batches, 1.44 MiB (the plan errs large: +3% on the peak). The 0.5B run's peak fits the critic's update as well
+# (its 17,531-token mini batch in one micro batch at 0.9.1's 32,768 critic budget: (38.71 - 12.9) GiB, 1.51 MiB a token
+# against the layers' 1.55): the two updates peak alike there, so that run bounds both parts.
 VOCABULARY_MIB_PER_TOKEN = 1.43
 LAYER_MIB_PER_TOKEN = {False: 1.55, True: 0.11}  # at 0.5B, by gradient checkpointing
 MEASURED_PARAMS_BILLION = 0.49

@@ -15,9 +15,6 @@ from generator.planwork import PlanInputs
 from generator.render import lora_version_for, run_for, verl_version_for
 from generator.sizing import size
 
-# The veRL whose source the memory model follows (and whose runs measured it).
-MODELLED_VERL = "0.9.1"
-
 
 @dataclass(frozen=True)
 class Plan:

@@ -6,16 +6,16 @@ from __future__ import annotations
 from generator.catalog import Catalog
 from generator.memory import adapter_params
 from generator.measurements import MeasuredRun
-from generator.plan import MODELLED_VERL, Plan, measured_plans, plan
+from generator.plan import Plan, measured_plans, plan
 from generator.planfixes import Fix, overflow_lines
-from generator.planwork import PlanInputs
+from generator.planwork import MODELLED_VERL, PlanInputs
 
 
 def _settings_line(inputs: PlanInputs) -> str:
     sizing = inputs.sizing
     if sizing.dynamic_batching:
         batching = (f"token budgets {sizing.train_token_budget:,} (training) / {sizing.forward_token_budget:,} "
-                    "(forward-only)")
+                    f"(forward-only) / {sizing.critic_token_budget:,} (the critic's)")
     else:
         batching = (f"fixed micro batches {sizing.micro_batch} / {sizing.log_prob_micro_batch} / "
                     f"{sizing.critic_micro_batch} rows (actor / log-prob / critic)")

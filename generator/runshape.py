@@ -71,7 +71,8 @@ class Sizing:
     critic_micro_batch: int
     dynamic_batching: bool
     gradient_checkpointing: bool
-    train_token_budget: int
-    forward_token_budget: int
+    train_token_budget: int  # the actor's update (and the critic's where the version packs it by ppoMaxTokenLenPerGpu)
+    forward_token_budget: int  # the old log-probs' and the reference's
+    critic_token_budget: int  # critic.forwardMaxTokenLenPerGpu: its values pass (and its update: criticUpdateBudget)
     param_offload: bool
     optimizer_offload: bool

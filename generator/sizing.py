@@ -171,11 +171,12 @@ OFFLOAD_CHOICES = ((False, False), (False, True), (True, True))
 class TokenBudgets:
     dynamic_batching: bool
     gradient_checkpointing: bool
-    train: int  # tokens a GPU in one training micro batch (actor and critic)
-    forward: int  # tokens a GPU in one forward-only micro batch
+    train: int  # tokens a GPU in one training micro batch (the actor's)
+    forward: int  # tokens a GPU in one forward-only micro batch (old log-probs, reference)
+    critic: int  # tokens a GPU in one micro batch of the critic's values pass (and of its update in 0.9.1)
 
 
-FIXED_MICRO_BATCHES = TokenBudgets(False, True, 0, 0)
+FIXED_MICRO_BATCHES = TokenBudgets(False, True, 0, 0, 0)
 
 
 def fits(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> bool:
@@ -187,7 +188,7 @@ def fits(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, to
 def with_budgets(sizing: Sizing, budgets: TokenBudgets) -> Sizing:
     return replace(sizing, dynamic_batching=budgets.dynamic_batching,
                    gradient_checkpointing=budgets.gradient_checkpointing, train_token_budget=budgets.train,
-                   forward_token_budget=budgets.forward)
+                   forward_token_budget=budgets.forward, critic_token_budget=budgets.critic)
 
 
 def largest_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int,
@@ -196,18 +197,33 @@ def largest_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: 
     with which every phase fits; 0 where none does."""
     budget = MAX_TOKEN_BUDGET
     while budget >= run.sequence_length:
-        trial = with_budgets(sizing, TokenBudgets(True, checkpointing, budget, FORWARD_BUDGET_FACTOR * budget))
+        # The critic's at the training budget here: at any budget its update holds less than the actor's (no logits).
+        trial = with_budgets(sizing, TokenBudgets(True, checkpointing, budget, FORWARD_BUDGET_FACTOR * budget, budget))
         if fits(shape, model, run, trial, total_gpus):
             return budget
         budget //= 2
     return 0
 
 
+def critic_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> int:
+    """The critic's budget (critic.forwardMaxTokenLenPerGpu): the largest power of two of tokens, up to the forward
+    budget, with which every phase fits. veRL 0.9.1 packs both the critic's values pass and its update by it
+    (files/verl-versions.yaml criticUpdateBudget, which the plan follows); its update keeps no vocabulary-wide logits,
+    so it may fit more than the actor's training budget, which always fits (the actor's update holds more)."""
+    budget = sizing.forward_token_budget
+    while budget > sizing.train_token_budget:
+        if fits(shape, model, run, replace(sizing, critic_token_budget=budget), total_gpus):
+            return budget
+        budget //= 2
+    return sizing.train_token_budget
+
+
 def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> TokenBudgets:
     """Dynamic batching where the veRL version has it measured and a budget of one whole row fits: micro batches of
     up to `train` tokens, packed from rows of any length, instead of a fixed row count padded to the longest.
     Gradient checkpointing on only where the budget without it is under the launch floor and checkpointing fits a
-    larger one (where a forward-only pass bounds both, it would only add its recompute)."""
+    larger one (where a forward-only pass bounds both, it would only add its recompute). Then the critic's budget
+    (critic_budget)."""
     if run.verl_version not in DYNAMIC_BATCHING_VERSIONS:
         return FIXED_MICRO_BATCHES
     without = largest_budget(shape, model, run, sizing, total_gpus, False)
@@ -216,7 +232,8 @@ def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: S
         return FIXED_MICRO_BATCHES
     checkpointing = without < max(LAUNCH_BOUND_TOKENS, run.sequence_length) and with_ > without
     train = with_ if checkpointing else without
-    return TokenBudgets(True, checkpointing, train, FORWARD_BUDGET_FACTOR * train)
+    budgets = TokenBudgets(True, checkpointing, train, FORWARD_BUDGET_FACTOR * train, train)
+    return replace(budgets, critic=critic_budget(shape, model, run, with_budgets(sizing, budgets), total_gpus))
 
 
 def round_up(value: int, unit: int) -> int:
@@ -263,6 +280,7 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
             gradient_checkpointing=True,
             train_token_budget=0,
             forward_token_budget=0,
+            critic_token_budget=0,
             param_offload=param_offload,
             optimizer_offload=optimizer_offload,
         )
