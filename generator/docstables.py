@@ -76,7 +76,11 @@ def _renders(entry: VerlVersion) -> str:
         said.append(f"`trainer.mode` ({', '.join(entry.trainer_modes)}) as `{entry.trainer_mode_key}`")
     if entry.quick_poll_sampler:
         said.append("the chart's replay buffer, polled every `trainer.rolloutPollSeconds` (veRL's: 2 s)")
-    said += [f"`{key}`: {value}" for key, value in entry.other]
+    other = dict(entry.other)
+    lora, bf16 = other.pop("loraKeys", []), other.pop("loraBaseDtype", False)
+    said.append(f"LoRA (`model.lora`, `critic.lora`): {', '.join(f'`{key}`' for key in lora)}"
+                + (", the frozen base in bf16" if bf16 else "") if lora else "no LoRA")
+    said += [f"`{key}`: {value}" for key, value in other.items()]
     return "; ".join(said)
 
 

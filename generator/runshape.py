@@ -50,6 +50,7 @@ class RunShape:
     max_response_length: int = field(default_factory=lambda: guide_run().max_response_length)
     resource_share: float = RESOURCE_SHARE
     verl_version: str = ""  # the version the values run; token budgets only where it has them measured
+    lora_rank: int = 0  # the actor's LoRA rank (all-linear adapters on a frozen bf16 base); 0: the whole model trains
 
     @property
     def sequence_length(self) -> int:

@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass, replace
 
 from generator.catalog import GpuShape, ModelProfile
-from generator.memory import (MASTER_WEIGHT_BYTES_PER_PARAM, ROLLOUT_WORKSPACE_GIB, TRAINING_BYTES_PER_PARAM,
-                              WEIGHT_BYTES_PER_PARAM, fits_with_margin, rollout_gpu_bytes)
+from generator.memory import (LORA_BASE_BYTES_PER_PARAM, MASTER_WEIGHT_BYTES_PER_PARAM, ROLLOUT_WORKSPACE_GIB,
+                              TRAINING_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM, fits_with_margin, rollout_gpu_bytes)
 from generator.planwork import PlanInputs
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
 from generator.runshape import RunShape, Sizing, guide_run
@@ -85,6 +85,16 @@ def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, off
     """Without a critic each GPU keeps one model's training states instead of two: the critic's shard of
     them is room the rollout's KV cache may take (n responses per prompt fill it), in whole steps of 0.05."""
     shard_gib = model.params_billion * 1e9 * on_gpu_bytes_per_param(*offloads) / total_gpus / 2**30
+    return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
+
+
+def lora_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, offloads: tuple[bool, bool]) -> float:
+    """With LoRA the actor keeps its frozen bf16 base (2 bytes a parameter) where it kept its full training states: the
+    difference of its shard is room the rollout's KV cache may take, in whole steps of 0.05 (the adapters' own states,
+    about 1% of the parameters at rank 32, stay in the margin)."""
+    param_offload, _ = offloads
+    freed = on_gpu_bytes_per_param(*offloads) - (0 if param_offload else LORA_BASE_BYTES_PER_PARAM)
+    shard_gib = model.params_billion * 1e9 * max(0, freed) / total_gpus / 2**30
     return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
 
 
@@ -251,7 +261,10 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
     tp = tensor_parallel(shape, model)
     for param_offload, optimizer_offload in OFFLOAD_CHOICES:
-        room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
+        offloads = (param_offload, optimizer_offload)
+        room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, offloads)
+        if run.lora_rank:
+            room += lora_free_share(shape, model, total_gpus, offloads)
         fixed = Sizing(
             train_batch_size=run.train_batch_size,
             ppo_mini_batch_size=run.ppo_mini_batch_size,
@@ -271,7 +284,20 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
             param_offload=param_offload,
             optimizer_offload=optimizer_offload,
         )
-        sized = with_budgets(fixed, token_budgets(shape, model, run, fixed, total_gpus))
-        if fits(shape, model, run, sized, total_gpus):
-            return sized
+        for fraction in lora_fractions(fixed.rollout_memory_fraction, shape, model, run, tp, total_gpus):
+            trial = replace(fixed, rollout_memory_fraction=fraction)
+            sized = with_budgets(trial, token_budgets(shape, model, run, trial, total_gpus))
+            if fits(shape, model, run, sized, total_gpus):
+                return sized
     return sized
+
+
+def lora_fractions(fraction: float, shape: GpuShape, model: ModelProfile, run: RunShape, tp: int,
+                   total_gpus: int) -> list[float]:
+    """The rollout shares to try, largest first: the one sized; with LoRA also each 0.05 less down to the share without
+    any room (what the freed memory gives the rollout is what the training phases leave, not all of it)."""
+    if not run.lora_rank:
+        return [fraction]
+    without = rollout_memory_fraction(shape, model, run, tp, total_gpus)
+    steps = max(0, round((fraction - without) / 0.05))
+    return [round(fraction - 0.05 * step, 2) for step in range(steps + 1)]

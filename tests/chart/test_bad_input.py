@@ -633,6 +633,36 @@ CASES = [
          "raycluster.worker.env[0]", mentions=["extraSecretEnv"]),
     Case("runtime-env-openai-key-value", job(runtimeEnv={"env": {"LLM_JUDGE": "sk-abcdefghijklmnopqrstuvwxyz"}}),
          "ppo-job.runtimeEnv.env.LLM_JUDGE", value="(hidden)", mentions=["raycluster.extraSecretEnv"]),
+    # LoRA (ppo-job.model.lora, ppo-job.critic.lora): the versions that read it, an adapter needs a rank and the
+    # volume, modules the model's family has.
+    Case("lora-on-verl-without-lora", job(verlVersion="0.3.0.post1", model={"path": "/data/m", "lora": {"rank": 32}}),
+         "ppo-job.model.lora.rank", mentions=["0.9.1"]),
+    Case("lora-exclude-modules-on-verl-0-4",
+         job(model={"path": "/data/m", "lora": {"rank": 8, "excludeModules": ["o_proj"]}}),
+         "ppo-job.model.lora.excludeModules", value='["o_proj"]', mentions=["0.9.1"]),
+    Case("critic-lora-adapter-on-verl-0-4", job(critic={"lora": {"rank": 8, "adapterPath": "/data/critic"}}),
+         "ppo-job.critic.lora.adapterPath", mentions=["0.9.1"]),
+    Case("lora-adapter-with-rank-zero",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"adapterPath": "/data/a"}}),
+         "ppo-job.model.lora.adapterPath", mentions=["ppo-job.model.lora.rank"]),
+    Case("lora-adapter-off-the-volume",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8, "adapterPath": "/data/../tmp/a"}}),
+         "ppo-job.model.lora.adapterPath", mentions=["/tmp/a"]),
+    Case("lora-target-module-qwen-lacks",
+         job(model={"path": "/data/Qwen2.5-7B-Instruct", "lora": {"rank": 8, "targetModules": ["q_proj", "qkv_proj"]}}),
+         "ppo-job.model.lora.targetModules", value='["q_proj","qkv_proj"]', mentions=["qkv_proj", "all-linear"]),
+    Case("lora-excluded-module-phi3-lacks",
+         job(verlVersion="0.9.1",
+             model={"path": "/data/models/Phi-3-mini/", "lora": {"rank": 8, "excludeModules": ["q_proj"]}}),
+         "ppo-job.model.lora.excludeModules", value='["q_proj"]', mentions=["qkv_proj"]),
+    Case("lora-rank-past-vllm", job(model={"path": "/data/m", "lora": {"rank": 1024}}), "ppo-job.model.lora.rank"),
+    Case("lora-target-modules-a-word", job(model={"path": "/data/m", "lora": {"rank": 8, "targetModules": "q_proj"}}),
+         "ppo-job.model.lora.targetModules"),
+    Case("lora-module-name-with-space",
+         job(model={"path": "/data/m", "lora": {"rank": 8, "targetModules": ["q_proj v_proj"]}}),
+         "ppo-job.model.lora.targetModules", value='["q_proj v_proj"]'),
+    Case("critic-lora-layered-summon", job(critic={"lora": {"layeredSummon": True}}),
+         "ppo-job.critic.lora.layeredSummon"),
 ]
 
 
@@ -648,6 +678,12 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    # A family the chart does not know is not checked (GPT-2's fused c_attn); an adapter path with a space and '='.
+    Accepted("lora-modules-of-an-unknown-family",
+             job(model={"path": "/data/gpt2-custom", "lora": {"rank": 16, "targetModules": ["c_attn", "c_proj"]}})),
+    Accepted("lora-adapter-path-with-space", job(verlVersion="0.9.1", algorithm={"name": "grpo"}, model={
+        "path": "/data/Qwen2.5-7B", "lora": {"rank": 32, "adapterPath": "/data/adapters/run a=1/lora_adapter",
+                                             "excludeModules": ["down_proj"], "layeredSummon": True}})),
     Accepted("gcs-fault-tolerance-rediss-ipv6", ray(gcsFaultTolerance={
         "enabled": True, "redisAddress": "rediss://[fd00::6379]:6380", "externalStorageNamespace": "team-a.run_1"})),
     Accepted("ray-start-value-with-shell-syntax", ray(head={"rayStartParams": {"num-cpus": "8; touch /tmp/x"}})),
@@ -780,6 +816,7 @@ SCHEMA_CASES = {
     "dashboard-peer-expression-key-with-space", "dashboard-peer-cidr-without-prefix", "dashboard-peer-cidr-host-name",
     "metrics-peer-except-not-a-cidr", "kuberay-operator-namespace-a-number", "kuberay-operator-namespace-upper-case",
     "kuberay-operator-label-name-too-long",
+    "lora-rank-past-vllm", "lora-target-modules-a-word", "lora-module-name-with-space", "critic-lora-layered-summon",
 }
 CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
 
@@ -889,6 +926,9 @@ BEHIND_THE_SCHEMA = [
     Case("relative-checkpoint-dir-past-the-schema", job(trainer={"checkpointDir": "checkpoints/run"}),
          "ppo-job.trainer.checkpointDir"),
     Case("unknown-verl-version-past-the-schema", job(verlVersion="0.5.0"), "ppo-job.verlVersion"),
+    Case("lora-adapter-relative-past-the-schema",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8, "adapterPath": "adapters/a"}}),
+         "ppo-job.model.lora.adapterPath"),
     Case("fullname-not-dns-past-the-schema", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride",
          mentions=["DNS-1035"]),
     Case("fullname-too-long-past-the-schema", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride",
