@@ -380,6 +380,27 @@ CASES = [
          mentions=["pythonPath"]),
     Case("worker-env-overrides-pythonpath", ray(worker={"env": [{"name": "PYTHONPATH", "value": "/code"}]}),
          "raycluster.worker.env[0]"),
+    # The Ray pods' grace period: Ray's drain gets it less its 15-s teardown, and the chart sets the drain's variable.
+    Case("grace-period-below-rays-teardown", ray(terminationGracePeriodSeconds=10),
+         "raycluster.terminationGracePeriodSeconds", layer="schema"),
+    Case("grace-period-zero", ray(terminationGracePeriodSeconds=0), "raycluster.terminationGracePeriodSeconds",
+         layer="schema"),
+    Case("grace-period-past-an-hour", ray(terminationGracePeriodSeconds=86400),
+         "raycluster.terminationGracePeriodSeconds", layer="schema"),
+    Case("grace-period-with-a-unit", ray(terminationGracePeriodSeconds="45s"),
+         "raycluster.terminationGracePeriodSeconds", layer="schema"),
+    Case("grace-period-a-fraction", ray(terminationGracePeriodSeconds=45.5),
+         "raycluster.terminationGracePeriodSeconds", layer="schema"),
+    Case("env-overrides-the-drain-timeout",
+         ray(env=[{"name": "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "value": "600"}]), "raycluster.env[0]",
+         mentions=["raycluster.terminationGracePeriodSeconds"]),
+    Case("head-env-overrides-the-drain-timeout",
+         ray(head={"env": [{"name": "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "value": "0"}]}),
+         "raycluster.head.env[0]", mentions=["raycluster.terminationGracePeriodSeconds"]),
+    Case("extra-secret-env-overrides-the-drain-timeout",
+         ray(extraSecretEnv={"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S",
+         value="RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"),
     *[Case(f"release-name-{name}", {}, "release name", release=name, mentions=["boolean"]) for name in ("no", "true",
                                                                                                         "on", "off")],
     Case("fullname-reads-as-boolean", {"global": {"fullnameOverride": "yes"}}, "global.fullnameOverride"),
@@ -790,6 +811,36 @@ CASES = [
          mentions=["use_kl_in_reward"]),
     Case("ppo-kl-coef-on-verl-0.9.1", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", algorithm={"klCoef": 0.05}), "ppo-job.algorithm.klCoef"),
+    # LoRA (ppo-job.model.lora, ppo-job.critic.lora): the versions that read it, an adapter needs a rank and the
+    # volume, modules the model's family has.
+    Case("lora-on-verl-without-lora", job(verlVersion="0.3.0.post1", model={"path": "/data/m", "lora": {"rank": 32}}),
+         "ppo-job.model.lora.rank", mentions=["0.9.1"]),
+    Case("lora-exclude-modules-on-verl-0-4",
+         job(model={"path": "/data/m", "lora": {"rank": 8, "excludeModules": ["o_proj"]}}),
+         "ppo-job.model.lora.excludeModules", value='["o_proj"]', mentions=["0.9.1"]),
+    Case("critic-lora-adapter-on-verl-0-4", job(critic={"lora": {"rank": 8, "adapterPath": "/data/critic"}}),
+         "ppo-job.critic.lora.adapterPath", mentions=["0.9.1"]),
+    Case("lora-adapter-with-rank-zero",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"adapterPath": "/data/a"}}),
+         "ppo-job.model.lora.adapterPath", mentions=["ppo-job.model.lora.rank"]),
+    Case("lora-adapter-off-the-volume",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8, "adapterPath": "/data/../tmp/a"}}),
+         "ppo-job.model.lora.adapterPath", mentions=["/tmp/a"]),
+    Case("lora-target-module-qwen-lacks",
+         job(model={"path": "/data/Qwen2.5-7B-Instruct", "lora": {"rank": 8, "targetModules": ["q_proj", "qkv_proj"]}}),
+         "ppo-job.model.lora.targetModules", value='["q_proj","qkv_proj"]', mentions=["qkv_proj", "all-linear"]),
+    Case("lora-excluded-module-phi3-lacks",
+         job(verlVersion="0.9.1",
+             model={"path": "/data/models/Phi-3-mini/", "lora": {"rank": 8, "excludeModules": ["q_proj"]}}),
+         "ppo-job.model.lora.excludeModules", value='["q_proj"]', mentions=["qkv_proj"]),
+    Case("lora-rank-past-vllm", job(model={"path": "/data/m", "lora": {"rank": 1024}}), "ppo-job.model.lora.rank"),
+    Case("lora-target-modules-a-word", job(model={"path": "/data/m", "lora": {"rank": 8, "targetModules": "q_proj"}}),
+         "ppo-job.model.lora.targetModules"),
+    Case("lora-module-name-with-space",
+         job(model={"path": "/data/m", "lora": {"rank": 8, "targetModules": ["q_proj v_proj"]}}),
+         "ppo-job.model.lora.targetModules", value='["q_proj v_proj"]'),
+    Case("critic-lora-layered-summon", job(critic={"lora": {"layeredSummon": True}}),
+         "ppo-job.critic.lora.layeredSummon"),
 ]
 
 
@@ -806,6 +857,12 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    # A family the chart does not know is not checked (GPT-2's fused c_attn); an adapter path with a space and '='.
+    Accepted("lora-modules-of-an-unknown-family",
+             job(model={"path": "/data/gpt2-custom", "lora": {"rank": 16, "targetModules": ["c_attn", "c_proj"]}})),
+    Accepted("lora-adapter-path-with-space", job(verlVersion="0.9.1", algorithm={"name": "grpo"}, model={
+        "path": "/data/Qwen2.5-7B", "lora": {"rank": 32, "adapterPath": "/data/adapters/run a=1/lora_adapter",
+                                             "excludeModules": ["down_proj"], "layeredSummon": True}})),
     Accepted("gcs-fault-tolerance-rediss-ipv6", ray(gcsFaultTolerance={
         "enabled": True, "redisAddress": "rediss://[fd00::6379]:6380", "externalStorageNamespace": "team-a.run_1"})),
     Accepted("ray-start-value-with-shell-syntax", ray(head={"rayStartParams": {"num-cpus": "8; touch /tmp/x"}})),
@@ -973,6 +1030,7 @@ SCHEMA_CASES = {
     "dashboard-peer-expression-key-with-space", "dashboard-peer-cidr-without-prefix", "dashboard-peer-cidr-host-name",
     "metrics-peer-except-not-a-cidr", "kuberay-operator-namespace-a-number", "kuberay-operator-namespace-upper-case",
     "kuberay-operator-label-name-too-long",
+    "lora-rank-past-vllm", "lora-target-modules-a-word", "lora-module-name-with-space", "critic-lora-layered-summon",
 }
 CASES = [replace(case, layer="schema") if case.id in SCHEMA_CASES else case for case in CASES]
 
@@ -1083,6 +1141,9 @@ BEHIND_THE_SCHEMA = [
     Case("relative-checkpoint-dir-past-the-schema", job(trainer={"checkpointDir": "checkpoints/run"}),
          "ppo-job.trainer.checkpointDir"),
     Case("unknown-verl-version-past-the-schema", job(verlVersion="0.5.0"), "ppo-job.verlVersion"),
+    Case("lora-adapter-relative-past-the-schema",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8, "adapterPath": "adapters/a"}}),
+         "ppo-job.model.lora.adapterPath"),
     Case("fullname-not-dns-past-the-schema", {"global": {"fullnameOverride": "Verl_PPO"}}, "global.fullnameOverride",
          mentions=["DNS-1035"]),
     Case("fullname-too-long-past-the-schema", {"global": {"fullnameOverride": "a" * 46}}, "global.fullnameOverride",
@@ -1223,6 +1284,8 @@ AT_THE_LIMIT = {
     "autoscaling-exactly-the-workers": ["--set", "raycluster.worker.autoscaling.enabled=true",
                                         "--set", "raycluster.worker.autoscaling.minReplicas=1",
                                         "--set", "raycluster.worker.autoscaling.maxReplicas=1"],
+    "grace-period-of-rays-teardown-and-5-s": ["--set", "raycluster.terminationGracePeriodSeconds=20"],
+    "grace-period-of-an-hour": ["--set", "raycluster.terminationGracePeriodSeconds=3600"],
     "cpu-only-head-with-one-worker": ["--set", "raycluster.head.trainsOnHead=false", "--set", "global.gpu.nodes=1"],
     "pods-of-the-whole-allocatable": ["--set", "raycluster.worker.resources.cpu=37500m",
                                       "--set", "raycluster.head.resources.memory=125Gi"],
