@@ -860,7 +860,8 @@ ACCEPTED = [
     # A family the chart does not know is not checked (GPT-2's fused c_attn); an adapter path with a space and '='.
     Accepted("lora-modules-of-an-unknown-family",
              job(model={"path": "/data/gpt2-custom", "lora": {"rank": 16, "targetModules": ["c_attn", "c_proj"]}})),
-    Accepted("lora-adapter-path-with-space", job(verlVersion="0.9.1", algorithm={"name": "grpo"}, model={
+    Accepted("lora-adapter-path-with-space", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", algorithm={"name": "grpo"}, model={
         "path": "/data/Qwen2.5-7B", "lora": {"rank": 32, "adapterPath": "/data/adapters/run a=1/lora_adapter",
                                              "excludeModules": ["down_proj"], "layeredSummon": True}})),
     Accepted("gcs-fault-tolerance-rediss-ipv6", ray(gcsFaultTolerance={
