@@ -176,7 +176,7 @@ def test_the_critics_update_budget_fact_is_the_key_its_trainer_packs_the_update_
     from generator.verlversions import by_version
 
     budgets = {"ppoMaxTokenLenPerGpu": 2048, "forwardMaxTokenLenPerGpu": 6144}
-    settings = ["--set", "ppo-job.algorithm.name=ppo", "--set-string", f"ppo-job.verlVersion={version}",
+    settings = ["--set", "ppo-job.algorithm.name=ppo", *image_args(version),
                 "--set", "ppo-job.actor.useDynamicBsz=true",
                 *(word for name, tokens in budgets.items() for word in ("--set", f"ppo-job.critic.{name}={tokens}"))]
     rendered = overrides(rendered_command(*settings))

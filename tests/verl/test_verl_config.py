@@ -418,7 +418,7 @@ def test_lora_lands_where_each_version_reads_it(algorithm, version):
     the version has the key."""
     facts = dict(VERSIONS[version].other)
     keys = facts["loraKeys"]
-    settings = ["--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}",
+    settings = ["--set", f"ppo-job.algorithm.name={algorithm}", *image_args(version),
                 "--set", "ppo-job.model.path=/data/Qwen2.5-7B-Instruct",
                 "--set", "ppo-job.model.lora.rank=32,ppo-job.model.lora.alpha=64,ppo-job.model.lora.layeredSummon=true",
                 "--set-json", 'ppo-job.model.lora.targetModules=["q_proj","v_proj"]',
@@ -448,5 +448,5 @@ def test_lora_lands_where_each_version_reads_it(algorithm, version):
 @pytest.mark.parametrize("version", verl_versions())
 def test_no_lora_key_is_rendered_without_lora(version):
     """LoRA off (rank 0, the default) renders none of its keys: every existing run's command stays as it was."""
-    words = rendered_command("--set-string", f"ppo-job.verlVersion={version}")
+    words = rendered_command(*image_args(version))
     assert not [word for word in words if "lora" in word or "load_format" in word or "model_dtype" in word]
