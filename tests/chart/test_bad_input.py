@@ -232,7 +232,8 @@ CASES = [
     Case("rollout-pool-without-separate-async", {"global": {"rolloutPool": {"enabled": True}}},
          "global.rolloutPool.enabled", mentions=["separate_async"]),
     Case("rollout-pool-smaller-than-one-replica", pool(OWN_NODES, perNode=1, job_sections={
-        "rollout": {"tensorModelParallelSize": 2}}), "global.rolloutPool.perNode", mentions=["tensorModelParallelSize"]),
+        "rollout": {"tensorModelParallelSize": 2}}), "global.rolloutPool.perNode",
+         mentions=["tensorModelParallelSize"]),
     Case("rollout-pool-replica-spans-its-nodes", pool(OWN_NODES, perNode=3, nodes=2, job_sections={
         "rollout": {"tensorModelParallelSize": 2}}), "ppo-job.rollout.tensorModelParallelSize",
          mentions=["global.rolloutPool.perNode"]),
@@ -242,7 +243,8 @@ CASES = [
          mentions=["never schedule", "raycluster.rolloutPool.nodeSelector"]),
     Case("rollout-pool-starves-the-shared-node-type", pool(perNode=1), "global.rolloutPool.perNode",
          mentions=["idle", "raycluster.rolloutPool.nodeSelector"]),
-    Case("separate-async-batch-not-sync-steps-of-mini-batches", pool(trainer={"separateAsync": {"parameterSyncStep": 3}}),
+    Case("separate-async-batch-not-sync-steps-of-mini-batches",
+         pool(trainer={"separateAsync": {"parameterSyncStep": 3}}),
          "ppo-job.trainer.separateAsync.parameterSyncStep", mentions=["256", "parameterSyncStep=4"]),
     Case("separate-async-with-the-legacy-trainer", pool(job_sections={"extraArgs": ["trainer.use_v1=false"]}),
          "ppo-job.trainer.mode", mentions=["legacy"]),

@@ -51,7 +51,8 @@ def test_every_mode_and_algorithm_composes(mode, algorithm):
     assert (rollout.nnodes, rollout.n_gpus_per_node) == (2, 4)
     assert rollout.checkpoint_engine.backend != "naive"
     separate = config.trainer.v1.separate_async
-    assert config.data.train_batch_size == separate.parameter_sync_step * config.actor_rollout_ref.actor.ppo_mini_batch_size
+    mini_batch = config.actor_rollout_ref.actor.ppo_mini_batch_size
+    assert config.data.train_batch_size == separate.parameter_sync_step * mini_batch
     replica = rollout.tensor_model_parallel_size * rollout.data_parallel_size * rollout.pipeline_model_parallel_size
     assert rollout.nnodes * rollout.n_gpus_per_node // replica == 4
     # Training keeps the training group's GPUs: the pool is no part of veRL's global pool.

@@ -38,7 +38,8 @@ def handed_on() -> tuple[str, ...]:
 
 @pytest.mark.parametrize("version, mode", MODES)
 def test_each_mode_composes_into_the_versions_trainer_mode(version, mode):
-    pool = ["--set", "global.rolloutPool.enabled=true"] if mode == "separate_async" else []  # its pool: test_rollout_pool
+    # separate_async needs its pool (tests/verl/test_rollout_pool.py).
+    pool = ["--set", "global.rolloutPool.enabled=true"] if mode == "separate_async" else []
     words = rendered_command("--set-string", f"ppo-job.verlVersion={version}", "--set", f"ppo-job.trainer.mode={mode}",
                              *pool)
     config = compose_with_verl(version, words[3:])

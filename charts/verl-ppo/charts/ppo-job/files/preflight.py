@@ -78,7 +78,8 @@ def check_node(expected: dict, token_path: str, token: str, ray_gpus: float) -> 
     wanted = expected["gpusPerNode"]
     pool = expected.get("poolGpusPerNode", wanted)  # a rollout pool's node may have another GPU count
     expected_text = f"{wanted}" if pool == wanted else f"{wanted} (training) or {pool} (rollout pool)"
-    gpus = f"ok {found:g} ({source})" if found in (0, wanted, pool) else f"{found:g} ({source}), expected {expected_text}"
+    seen = f"{found:g} ({source})"
+    gpus = f"ok {seen}" if found in (0, wanted, pool) else f"{seen}, expected {expected_text}"
     wrong = {name: os.environ.get(name) for name, value in expected["ncclEnv"].items() if os.environ.get(name) != value}
     nccl = "ok" if not wrong else "differs: " + ", ".join(f"{k}={v!r}" for k, v in sorted(wrong.items()))
     return asdict(NodeReport(ray.util.get_node_ip_address(), socket.gethostname(), volume, inputs, gpus, nccl))
