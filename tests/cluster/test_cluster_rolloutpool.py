@@ -1,8 +1,8 @@
 """Tier 6: a release with a rollout pool (issue 36) on the local cluster's kwok nodes of several GPU types: training on
-the H800 node type (the head and one worker), the pool's worker group on the L20 node type, placed by the values a
-user writes (the L20 values file's selector, tolerations and resources under raycluster.rolloutPool). The real
-scheduler puts the pool's pods on L20 nodes only and the training pods on H800 nodes only, one pod a node, and the
-real KubeRay operator makes the RayCluster of both groups ready."""
+the H800 node type (the head and one worker, with RDMA), the pool's worker group on the L20 node type, placed by the
+values a user writes (the L20 values file's selector, tolerations, resources and RDMA under
+raycluster.rolloutPool). The real scheduler puts the pool's pods on L20 nodes only and the training pods on H800
+nodes only, one pod a node, and the real KubeRay operator makes the RayCluster of both groups ready."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from kubernetes import client
 from generator import paths
 from support.cluster import wait_ready
 from support.tools import helm_binaries
-from lab.localcluster.release import CHART, ray_pods
+from lab.localcluster.release import CHART, pod_security_level, ray_pods, release_values
 
 RELEASE = "verl-ppo"
 TRAINING, POOL = "h800-80g-x8", "l20-48g-x8"
@@ -25,7 +25,7 @@ def pool_values(tmp_path) -> str:
     overlay = {"global": {"gpu": {"nodes": 2}, "rolloutPool": {"enabled": True, "nodes": 1,
                                                                "perNode": l20["global"]["gpu"]["perNode"]}},
                "raycluster": {"rolloutPool": {"nodeSelector": ray["nodeSelector"], "tolerations": ray["tolerations"],
-                                              "resources": ray["worker"]["resources"]}},
+                                              "resources": ray["worker"]["resources"], "rdma": ray["rdma"]}},
                "ppo-job": {"trainer": {"mode": "separate_async"}}}
     path = tmp_path / "rollout-pool.yaml"
     path.write_text(yaml.safe_dump(overlay))
@@ -36,7 +36,9 @@ def test_the_pool_and_training_land_on_their_own_node_types(local_cluster, tmp_p
     runner = local_cluster.helm(helm_binaries()["helm4"])
     args = ["-f", str(paths.VALUES_DIR / f"{TRAINING}.yaml"), "-f", pool_values(tmp_path)]
     namespace = "rollout-pool"
-    with local_cluster.release_namespace(runner, RELEASE, namespace, args):
+    # The H800 node type's RDMA adds IPC_LOCK, which only the privileged level admits.
+    enforce = pod_security_level(release_values(paths.VALUES_DIR / f"{TRAINING}.yaml"))
+    with local_cluster.release_namespace(runner, RELEASE, namespace, args, enforce):
         runner.run("install", RELEASE, str(CHART), "--namespace", namespace, *args)
         wait_ready(local_cluster, namespace)
         pods = ray_pods(local_cluster.api, namespace, RELEASE)

@@ -82,8 +82,11 @@ workerGroupSpecs:
 {{- $own := index $.Values.rolloutPool $key -}}
 {{- $_ := set $place $key (ternary (index $.Values $key) $own (kindIs "invalid" $own)) -}}
 {{- end -}}
-{{- /* The pool's RDMA settings it leaves out are the training pods' (its own device count, their resource name). */ -}}
-{{- $_ := set $place "rdma" (merge (deepCopy $place.rdma) $.Values.rdma) -}}
+{{- /* The pool's RDMA settings it leaves out are the training pods' (its own device count, their resource name); set
+     key by key, as merge would take a false of its own for unset. */ -}}
+{{- $rdma := deepCopy $.Values.rdma -}}
+{{- range $key, $value := $place.rdma }}{{ $_ := set $rdma $key $value }}{{ end -}}
+{{- $_ := set $place "rdma" $rdma -}}
 {{- toJson $place -}}
 {{- end -}}
 

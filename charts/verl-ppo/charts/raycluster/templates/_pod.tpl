@@ -86,7 +86,7 @@ spec:
         {{- include "verl-ppo.mergedEnv" (dict "chart" (include "raycluster.chartEnv" (dict "ctx" $ctx "role" .role "nccl" $place.nccl))
           "user" (concat ($values.env | default list) (.node.env | default list))) | nindent 8 }}
       securityContext:
-        {{- include "raycluster.containerSecurityContext" (dict "Values" (merge (pick $place "rdma") $values)) | nindent 8 }}
+        {{- include "raycluster.containerSecurityContext" (dict "Values" (dict "securityContext" $values.securityContext "rdma" $place.rdma)) | nindent 8 }}
       volumeMounts:
         - name: log-volume
           mountPath: /tmp/ray
