@@ -6,7 +6,7 @@ PYTHON ?= $(shell python3 -m lab.venv python)
 # in the tool cache, which `make helm` builds (generator/helm.py's lookup, so `generator check` finds the same).
 HELM ?= $(shell python3 -m generator.helm)
 
-.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-ladder gpu-two-node
+.PHONY: help setup setup-fast setup-demo test-fast venv helm values schema docs dashboards contract check lint demo demo-render demo-down package test mutate bench-submit bench-logs bench-scale gpu-wheels gpu-smoke gpu-bench gpu-grpo gpu-ladder gpu-lora gpu-two-node
 .DEFAULT_GOAL := help
 # GPU node type of `make demo` (a file under values/).
 SHAPE ?= seed-2gpu
@@ -154,6 +154,9 @@ gpu-grpo:  ## (GPU machine, VLLM=1) the chart's GRPO render (n=5) of the H200 pr
 
 gpu-ladder:  ## (GPU machine) the ladder of sizes: 1.5B and 3B shapes, generated profile for one H200 vs the seed's (VLLM=1)
 	bash lab/gpu/run.sh vllm-ladder --timeout $(GPU_TIMEOUT) --drop-checkpoints $(GPU_FLOOR) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
+
+gpu-lora:  ## (GPU machine, VLLM=1) GRPO with LoRA rank 32 at the 7B shape for one H200, adapter checked (GPU_RUNS=vllm-7b-grpo-full: no LoRA)
+	bash lab/gpu/run.sh vllm-lora-7b --timeout $(GPU_TIMEOUT) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
 
 gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
 	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node

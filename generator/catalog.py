@@ -46,6 +46,8 @@ class ModelProfile:
     name: str
     path: str
     params_billion: float
+    # LoRA parameters per unit of rank, all-linear (inputs + outputs over the decoder's linear layers); 0: unknown.
+    adapter_params_per_rank: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ def load_catalog(path: Path = paths.CATALOG) -> Catalog:
         for entry in data["shapes"]
     }
     models = {
-        entry["name"]: ModelProfile(entry["name"], entry["path"], entry["paramsBillion"])
+        entry["name"]: ModelProfile(entry["name"], entry["path"], entry["paramsBillion"],
+                                    entry.get("adapterParamsPerRank", 0))
         for entry in data["models"]
     }
     release = data["verl"]

@@ -23,8 +23,8 @@ from generator.measurements import measured_runs
 from generator.plan import inputs_for, measured_plans, plan
 from generator.planfixes import fixes
 from generator.planreport import model_error, plan_text
-from generator.render import (platform_overlays, render_shape, run_for, sized_shapes, values_file_name,
-                              verl_version_for, write)
+from generator.render import (lora_version_for, platform_overlays, render_shape, run_for, sized_shapes,
+                              values_file_name, verl_version_for, write)
 from generator.schema import chart_schemas
 from generator.runshape import RESOURCE_SHARE
 from generator.summary import summarize
@@ -55,16 +55,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
             return 2
     shape, model, algorithm = catalog.shapes[args.shape], catalog.models[args.model], algorithms()[args.algorithm]
     nodes = args.nodes or shape.default_nodes
-    inputs = inputs_for(catalog, shape, model, algorithm, nodes)
+    if args.lora_rank and not model.adapter_params_per_rank:
+        print(f"plan: the catalog's model {model.name} has no adapterParamsPerRank: LoRA cannot be planned for it",
+              file=sys.stderr)
+        return 2
+    inputs = inputs_for(catalog, shape, model, algorithm, nodes, lora_rank=args.lora_rank)
     if args.row_tokens and args.row_tokens > inputs.run.sequence_length:
         print(f"plan: --row-tokens {args.row_tokens} is longer than a row can be ({inputs.run.sequence_length}: "
               "prompt and response at their maximum); give at most that", file=sys.stderr)
         return 2
-    inputs = inputs_for(catalog, shape, model, algorithm, nodes, row_tokens=args.row_tokens)
+    inputs = inputs_for(catalog, shape, model, algorithm, nodes, row_tokens=args.row_tokens, lora_rank=args.lora_rank)
     measured_on = load_catalog()  # the measured runs name the project's node types, whatever catalog is planned
     planned = plan(inputs, measured_plans(measured_on, measured_runs()))
     found = () if planned.fits else fixes(inputs, lambda more: inputs_for(catalog, shape, model, algorithm, more,
-                                                                           row_tokens=args.row_tokens))
+                                                                           row_tokens=args.row_tokens,
+                                                                           lora_rank=args.lora_rank))
     error = model_error(measured_on, measured_runs())
     print(plan_text(planned, found, nodes, inputs.run.verl_version, not args.row_tokens, error), end="")
     return 0 if planned.fits else 1
@@ -80,6 +85,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def lora_rank(text: str) -> int:
+    """0 (no LoRA) up to 512, the largest rank vLLM serves (the values schema's bound)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 512:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a LoRA rank: a whole number from 0 (no LoRA) to 512")
+    return value
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
@@ -91,10 +107,15 @@ def cmd_render(args: argparse.Namespace) -> int:
             print(f"unknown shape {name!r}; known: {', '.join(catalog.shapes)}", file=sys.stderr)
             return 2
         shape = catalog.shapes[name]
+        version = lora_version_for(verl_version_for(catalog.verl, shape, algorithm), args.lora_rank)
         run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share,
-                      verl_version_for(catalog.verl, shape, algorithm))
-        text = render_shape(shape, model, run, algorithm, catalog.verl)
-        outputs[args.output / values_file_name(shape, algorithm)] = text
+                      version, args.lora_rank)
+        try:
+            text = render_shape(shape, model, run, algorithm, catalog.verl)
+        except ValueError as error:  # a model the catalog cannot size LoRA for
+            print(f"render: {error}", file=sys.stderr)
+            return 2
+        outputs[args.output / values_file_name(shape, algorithm, args.lora_rank)] = text
     if args.output.resolve() != paths.VALUES_DIR.resolve():
         # The platform overlays live in values/platforms/; values rendered elsewhere get copies beside them.
         for file_name, text in platform_overlays().items():
@@ -210,6 +231,8 @@ def parser() -> argparse.ArgumentParser:
     planned.add_argument("--row-tokens", type=positive_int, help="mean prompt + response tokens a row (default: the "
                          "full length, the most a token budget's micro batch can hold)")
     planned.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
+    planned.add_argument("--lora-rank", type=lora_rank, default=0,
+                         help="the actor's LoRA rank (0: the whole model trains)")
     planned.set_defaults(func=cmd_plan)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
@@ -222,6 +245,8 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
     render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
                         help="share of allocatable CPU/memory per pod")
+    render.add_argument("--lora-rank", type=lora_rank, default=0,
+                        help="the actor's LoRA rank: values <shape>[-<algorithm>]-lora<rank>.yaml (0: full fine-tune)")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)

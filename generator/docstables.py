@@ -70,12 +70,17 @@ def _renders(entry: VerlVersion) -> str:
         said.append("its HF rollout samples one response per prompt (n > 1 refused with it)")
     if entry.rollout_metrics:
         said.append(f"rollout-server metrics (`global.rolloutMetrics`) from {', '.join(entry.rollout_metrics)}")
-    said.append(f"the critic's forward budget as `{entry.critic_forward_budget_key.lstrip('+')}`")
+    said.append(f"the critic's forward budget as `{entry.critic_forward_budget_key.lstrip('+')}`, its update packed by "
+                f"`critic.{entry.critic_update_budget}`")
     if entry.trainer_mode_key:
         said.append(f"`trainer.mode` ({', '.join(entry.trainer_modes)}) as `{entry.trainer_mode_key}`")
     if entry.quick_poll_sampler:
         said.append("the chart's replay buffer, polled every `trainer.rolloutPollSeconds` (veRL's: 2 s)")
-    said += [f"`{key}`: {value}" for key, value in entry.other]
+    other = dict(entry.other)
+    lora, bf16 = other.pop("loraKeys", []), other.pop("loraBaseDtype", False)
+    said.append(f"LoRA (`model.lora`, `critic.lora`): {', '.join(f'`{key}`' for key in lora)}"
+                + (", the frozen base in bf16" if bf16 else "") if lora else "no LoRA")
+    said += [f"`{key}`: {value}" for key, value in other.items()]
     return "; ".join(said)
 
 

@@ -15,10 +15,12 @@ MEASUREMENTS = Path(__file__).resolve().parent / "measurements.yaml"
 
 @dataclass(frozen=True)
 class MeasuredSettings:
-    """What a run rendered: token budgets (0: fixed micro batches), micro batches, checkpointing, rollout, offloads."""
+    """What a run rendered: token budgets (0: fixed micro batches; the critic's: what its veRL read), micro batches,
+    checkpointing, rollout, offloads."""
 
     train_token_budget: int
     forward_token_budget: int
+    critic_token_budget: int
     micro_batch: int
     log_prob_micro_batch: int
     gradient_checkpointing: bool
@@ -72,6 +74,7 @@ class MeasuredRun:
 SETTING_FIELDS = {
     "trainTokenBudget": ("train_token_budget",),
     "forwardTokenBudget": ("forward_token_budget",),
+    "criticTokenBudget": ("critic_token_budget",),
     "microBatch": ("micro_batch", "critic_micro_batch"),
     "logProbMicroBatch": ("log_prob_micro_batch",),
     "gradientCheckpointing": ("gradient_checkpointing",),

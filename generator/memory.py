@@ -12,9 +12,10 @@ fsdp/transformer_impl.py, workers/rollout/vllm_rollout/):
   dropped; the training states stay where they are: on the GPU unless offloaded).
 - torch's max_memory_allocated sees the training process only; nvidia-smi sees both processes, their CUDA
   contexts and the allocator's reserve.
-- veRL 0.9.1's critic value pass packs by `critic.ppo_infer_max_token_len_per_gpu` (a dataclass default of 32,768);
-  the chart renders the sized forward budget to that key (`criticForwardBudgetKey`), so the values pass is planned
-  at the forward budget like the other forward-only passes.
+- veRL 0.9.1's critic packs its value pass by `critic.ppo_infer_max_token_len_per_gpu` (a dataclass default of
+  32,768), and its default trainer its update too (trainer/ppo/v1/trainer_base.py); the chart renders the critic's
+  sized budget to that key (`criticForwardBudgetKey`), so both critic phases are planned at it (planwork.py, by the
+  version's `criticUpdateBudget`), the update with the layers' activations only (no LM head).
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ ROLLOUT_WORKSPACE_GIB = 2
 # (24 layers x 896 x 2 bytes: 0.04 MiB) and one layer's activations at a time (1/24 of the layers' part), so
 # 2.98 = V + L and 1.54 = V + L / 24 + 0.04 give the layers' part L = 1.55 and the vocabulary's V = 1.43. At 1.5B
 # with checkpointing this plans 1.62 MiB a token; the 2026-12-03c run measured (48.42 - 40.16) GiB over its 5,869-token
-# micro batches, 1.44 MiB (the plan errs large: +3% on the peak).
+# micro batches, 1.44 MiB (the plan errs large: +3% on the peak). The 0.5B run's peak fits the critic's update as well
+# (its 17,531-token mini batch in one micro batch at 0.9.1's 32,768 critic budget: (38.71 - 12.9) GiB, 1.51 MiB a token
+# against the layers' 1.55): the two updates peak alike there, so that run bounds both parts.
 VOCABULARY_MIB_PER_TOKEN = 1.43
 LAYER_MIB_PER_TOKEN = {False: 1.55, True: 0.11}  # at 0.5B, by gradient checkpointing
 MEASURED_PARAMS_BILLION = 0.49
@@ -87,6 +90,56 @@ RUNTIME_GIB = 2.7
 ENGINE_BEYOND_SHARE_GIB = 3.2
 
 
+# LoRA (RunShape.lora_rank above 0), as the chart renders it for veRL 0.9.1: fsdp_config.model_dtype=bf16, so the
+# frozen base loads in bf16 (sharded by FSDP like full weights, offloaded by param_offload alike), veRL casts the
+# adapters to the base's dtype (workers/engine/fsdp/transformer_impl.py), and torch's AdamW keeps its two moments in
+# the adapters' dtype. The reference is the actor with its adapters off (ray_trainer.py ref_in_actor): no weights of
+# its own. None of these is measured yet (issue 35's 7B run on one H200 measures them); each is the dtype's bytes.
+LORA_BASE_BYTES_PER_PARAM = 2
+LORA_ADAPTER_BYTES_PER_PARAM = 2
+LORA_GRADIENT_BYTES_PER_PARAM = 2
+LORA_ADAM_BYTES_PER_PARAM = 4
+LORA_OPTIMIZER_STEP_BYTES_PER_PARAM = 2
+# vLLM holds one adapter (max_loras 1) at max_lora_rank, the rank rounded up to one vLLM allows (veRL 0.9.1's
+# get_vllm_max_lora_rank; vLLM 0.24's MaxLoRARanks), in bf16, inside its gpu_memory_utilization share. Unmeasured.
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def adapter_params(model: ModelProfile, rank: int) -> float:
+    """LoRA's trainable parameters at this rank with every linear layer of the decoder targeted (all-linear: the
+    most any module list trains). A model the catalog gives no adapterParamsPerRank cannot be sized for LoRA."""
+    if rank and not model.adapter_params_per_rank:
+        raise ValueError(f"the catalog's model {model.name} has no adapterParamsPerRank: LoRA cannot be sized for it")
+    return float(model.adapter_params_per_rank * rank)
+
+
+def vllm_lora_rank(rank: int) -> int:
+    return next((allowed for allowed in VLLM_LORA_RANKS if rank <= allowed), VLLM_LORA_RANKS[-1])
+
+
+@dataclass(frozen=True)
+class TrainedStates:
+    """Bytes on one GPU of one trained model's states: its weights (with LoRA the frozen base and the adapters), and
+    the grads, Adam moments and optimizer step's temporaries of what trains (with LoRA the adapters only)."""
+
+    weights: float
+    grads: float
+    adam: float
+    step: float
+
+
+def trained_states(inputs: PlanInputs, name: str) -> TrainedStates:
+    """The actor's with LoRA (its rank in the run); the critic trains whole (the sizing renders no critic LoRA)."""
+    per_gpu = inputs.params_per_gpu
+    if name == "actor" and inputs.run.lora_rank:
+        adapters = adapter_params(inputs.model, inputs.run.lora_rank) / inputs.gpus
+        return TrainedStates(per_gpu * LORA_BASE_BYTES_PER_PARAM + adapters * LORA_ADAPTER_BYTES_PER_PARAM,
+                             adapters * LORA_GRADIENT_BYTES_PER_PARAM, adapters * LORA_ADAM_BYTES_PER_PARAM,
+                             adapters * LORA_OPTIMIZER_STEP_BYTES_PER_PARAM)
+    return TrainedStates(per_gpu * MASTER_WEIGHT_BYTES_PER_PARAM, per_gpu * GRADIENT_BYTES_PER_PARAM,
+                         per_gpu * ADAM_BYTES_PER_PARAM, per_gpu * OPTIMIZER_STEP_BYTES_PER_PARAM)
+
+
 def activation_scale(model: ModelProfile) -> float:
     """A model's layers' activations a token against the measured model's: a layer's grow with width x depth, which
     across Qwen2.5 grows about as the square root of the parameters (7B: 4.7x the 0.5B's width x depth for 15.5x its
@@ -108,11 +161,13 @@ def forward_gib_per_token(model: ModelProfile, vocabulary: bool = True) -> float
 
 
 def rollout_gpu_bytes(model: ModelProfile, run: RunShape, tp: int, total_gpus: int) -> tuple[float, float]:
-    """Bytes on each GPU of one rollout replica: its bf16 weight shard, and the KV cache of its share of the batch
-    (prompts x n) at full length."""
+    """Bytes on each GPU of one rollout replica: its bf16 weight shard (with LoRA and its adapter's slot), and the KV
+    cache of its share of the batch (prompts x n) at full length."""
     rows = math.ceil(run.train_batch_size * run.responses_per_prompt / max(1, total_gpus // tp))
     kv_bytes = rows * run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
     weights_bytes = model.params_billion * 1e9 * WEIGHT_BYTES_PER_PARAM / tp
+    if run.lora_rank:  # the adapter's slot, beside the base's weights
+        weights_bytes += adapter_params(model, vllm_lora_rank(run.lora_rank)) * LORA_ADAPTER_BYTES_PER_PARAM / tp
     return weights_bytes, kv_bytes
 
 
@@ -156,16 +211,21 @@ def _gib(value: float) -> float:
 
 
 def resident(inputs: PlanInputs) -> list[Part]:
-    """Training states on the GPU between phases: each trained model's fp32 weights and Adam moments, unless
-    offloaded."""
-    sizing, per_gpu = inputs.sizing, inputs.params_per_gpu
+    """Training states on the GPU between phases: each trained model's weights (fp32; with LoRA the bf16 base and
+    adapters) and Adam moments, unless offloaded."""
+    sizing = inputs.sizing
     parts = []
     for model in ("actor", "critic") if inputs.run.critic else ("actor",):
+        states = trained_states(inputs, model)
         if not sizing.param_offload:
-            parts.append(Part(f"{model} weights", _gib(per_gpu * MASTER_WEIGHT_BYTES_PER_PARAM)))
+            parts.append(Part(f"{model} weights{_lora_label(inputs, model)}", _gib(states.weights)))
         if not sizing.optimizer_offload:
-            parts.append(Part(f"{model} Adam", _gib(per_gpu * ADAM_BYTES_PER_PARAM)))
+            parts.append(Part(f"{model} Adam", _gib(states.adam)))
     return parts
+
+
+def _lora_label(inputs: PlanInputs, model: str) -> str:
+    return " (bf16 base and adapters)" if model == "actor" and inputs.run.lora_rank else ""
 
 
 def engine_parts(inputs: PlanInputs) -> tuple[tuple[Part, ...], tuple[str, ...], tuple[str, ...]]:
@@ -197,13 +257,13 @@ def phase_memory(inputs: PlanInputs) -> list[PhaseMemory]:
 
     def loaded(name: str, train: bool) -> list[Part]:
         """What an offloaded model brings onto the GPU for its phase, and an update's grads."""
-        parts = []
+        held, parts = trained_states(inputs, name), []
         if sizing.param_offload:
-            parts.append(Part(f"{name} weights (from CPU)", _gib(per_gpu * MASTER_WEIGHT_BYTES_PER_PARAM)))
+            parts.append(Part(f"{name} weights{_lora_label(inputs, name)} (from CPU)", _gib(held.weights)))
         if train and sizing.optimizer_offload:
-            parts.append(Part(f"{name} Adam (from CPU)", _gib(per_gpu * ADAM_BYTES_PER_PARAM)))
+            parts.append(Part(f"{name} Adam (from CPU)", _gib(held.adam)))
         if train:
-            parts.append(Part(f"{name} grads", _gib(per_gpu * GRADIENT_BYTES_PER_PARAM)))
+            parts.append(Part(f"{name} grads", _gib(held.grads)))
         return parts
 
     def activations(phase: str) -> Part:
@@ -214,14 +274,16 @@ def phase_memory(inputs: PlanInputs) -> list[PhaseMemory]:
         if not phase.startswith("update_"):
             return Part(f"{what} of {tokens:,.0f} tokens", tokens * forward_gib_per_token(model, vocabulary))
         held = tokens * activation_gib_per_token(model, sizing.gradient_checkpointing, vocabulary)
-        step = _gib(per_gpu * OPTIMIZER_STEP_BYTES_PER_PARAM)
+        step = _gib(trained_states(inputs, phase.removeprefix("update_")).step)
         return Part(f"{what} of {tokens:,.0f} tokens", held) if held >= step else \
             Part("the optimizer step's temporaries", step)
 
     engine, problems, notes = engine_parts(inputs)
     phases = [PhaseMemory("gen", tuple(states), engine, problems, notes),
               PhaseMemory("old_log_prob", (*states, *loaded("actor", False), activations("old_log_prob")))]
-    if inputs.run.reference:
+    if inputs.run.reference and inputs.run.lora_rank:  # the actor with its adapters off
+        phases.append(PhaseMemory("ref", (*states, *loaded("actor", False), activations("ref"))))
+    elif inputs.run.reference:
         ref_weights = Part("reference weights (bf16, from CPU)", _gib(per_gpu * WEIGHT_BYTES_PER_PARAM))
         phases.append(PhaseMemory("ref", (*states, ref_weights, activations("ref"))))
     if inputs.run.critic:

@@ -12,11 +12,8 @@ from generator.measurements import MeasuredRun
 from generator.memory import PhaseMemory, phase_memory
 from generator.plantime import Measured, StepTime, step_time
 from generator.planwork import PlanInputs
-from generator.render import run_for, verl_version_for
+from generator.render import lora_version_for, run_for, verl_version_for
 from generator.sizing import size
-
-# The veRL whose source the memory model follows (and whose runs measured it).
-MODELLED_VERL = "0.9.1"
 
 
 @dataclass(frozen=True)
@@ -62,10 +59,12 @@ def with_settings(inputs: PlanInputs, **changes) -> PlanInputs:
 
 
 def inputs_for(catalog: Catalog, shape: GpuShape, model: ModelProfile, algorithm: Algorithm, nodes: int,
-               gpus: int | None = None, row_tokens: float | None = None) -> PlanInputs:
+               gpus: int | None = None, row_tokens: float | None = None, lora_rank: int = 0) -> PlanInputs:
     """The plan of what `render` writes for the node type on `nodes` nodes (the veRL it runs, its run and sizing),
-    on those nodes' GPUs unless `gpus` says where it ran, with rows at full length unless `row_tokens` says."""
-    run = run_for(algorithm, nodes, verl_version=verl_version_for(catalog.verl, shape, algorithm))
+    on those nodes' GPUs unless `gpus` says where it ran, with rows at full length unless `row_tokens` says; with the
+    actor's LoRA at `lora_rank` where above 0."""
+    version = lora_version_for(verl_version_for(catalog.verl, shape, algorithm), lora_rank)
+    run = run_for(algorithm, nodes, verl_version=version, lora_rank=lora_rank)
     return PlanInputs(shape, model, algorithm, run, size(shape, model, run), gpus or nodes * shape.gpus_per_node,
                       row_tokens or run.sequence_length)
 

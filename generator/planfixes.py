@@ -42,19 +42,28 @@ def set_values(inputs: PlanInputs, values: dict[str, object]) -> str:
 
 
 def budget_fix(inputs: PlanInputs) -> Fix | None:
-    """The largest token budget (a power of two, at least one whole row as the rulebook wants) that fits; the
-    forward-only passes at twice it, as the sizing sets them."""
-    sizing = inputs.sizing
+    """The critic's budget alone halved, where that fits (veRL 0.9.1 packs the critic's update by it too); else the
+    largest token budget (a power of two, at least one whole row as the rulebook wants) that fits, the forward-only
+    passes at twice it and the critic's at the larger of the two that fits, as the sizing sets them."""
+    sizing, row = inputs.sizing, inputs.run.sequence_length
     if not sizing.dynamic_batching:
         return None
-    budget = sizing.train_token_budget // 2
-    while budget >= inputs.run.sequence_length:
-        changed = with_settings(inputs, train_token_budget=budget, forward_token_budget=2 * budget)
+    critic = sizing.critic_token_budget // 2
+    while critic >= max(sizing.train_token_budget, row):
+        changed = with_settings(inputs, critic_token_budget=critic)
         if _fits(changed):
-            return _fix(set_values(inputs, {
-                "actor.ppoMaxTokenLenPerGpu": budget, "critic.ppoMaxTokenLenPerGpu": budget,
-                "rollout.logProbMaxTokenLenPerGpu": 2 * budget, "ref.logProbMaxTokenLenPerGpu": 2 * budget,
-                "critic.forwardMaxTokenLenPerGpu": 2 * budget}), changed)
+            return _fix(set_values(inputs, {"critic.forwardMaxTokenLenPerGpu": critic}), changed)
+        critic //= 2
+    budget = sizing.train_token_budget // 2
+    while budget >= row:
+        for critic in (2 * budget, budget):
+            changed = with_settings(inputs, train_token_budget=budget, forward_token_budget=2 * budget,
+                                    critic_token_budget=critic)
+            if _fits(changed):
+                return _fix(set_values(inputs, {
+                    "actor.ppoMaxTokenLenPerGpu": budget, "critic.ppoMaxTokenLenPerGpu": budget,
+                    "rollout.logProbMaxTokenLenPerGpu": 2 * budget, "ref.logProbMaxTokenLenPerGpu": 2 * budget,
+                    "critic.forwardMaxTokenLenPerGpu": critic}), changed)
         budget //= 2
     return None
 

@@ -4,17 +4,18 @@ against every measured run."""
 from __future__ import annotations
 
 from generator.catalog import Catalog
+from generator.memory import adapter_params
 from generator.measurements import MeasuredRun
-from generator.plan import MODELLED_VERL, Plan, measured_plans, plan
+from generator.plan import Plan, measured_plans, plan
 from generator.planfixes import Fix, overflow_lines
-from generator.planwork import PlanInputs
+from generator.planwork import MODELLED_VERL, PlanInputs
 
 
 def _settings_line(inputs: PlanInputs) -> str:
     sizing = inputs.sizing
     if sizing.dynamic_batching:
         batching = (f"token budgets {sizing.train_token_budget:,} (training) / {sizing.forward_token_budget:,} "
-                    "(forward-only)")
+                    f"(forward-only) / {sizing.critic_token_budget:,} (the critic's)")
     else:
         batching = (f"fixed micro batches {sizing.micro_batch} / {sizing.log_prob_micro_batch} / "
                     f"{sizing.critic_micro_batch} rows (actor / log-prob / critic)")
@@ -62,6 +63,20 @@ def time_lines(planned: Plan) -> list[str]:
     return lines
 
 
+def lora_lines(inputs: PlanInputs) -> list[str]:
+    """What a LoRA plan rests on that no run has measured (generator/memory.py LORA_*)."""
+    rank = inputs.run.lora_rank
+    if not rank:
+        return []
+    adapters = adapter_params(inputs.model, rank)
+    share = adapters / 1e9 / inputs.model.params_billion
+    return [f"LoRA rank {rank}, all-linear: {adapters / 1e6:,.1f}M adapter parameters ({share:.1%} of the model) "
+            "trained over a frozen bf16 base; the reference is the actor with its adapters off",
+            "  unmeasured for LoRA: the base's and adapters' bytes (LORA_*_BYTES_PER_PARAM, from their dtypes), vLLM's "
+            "adapter slot, activations taken as a full fine-tune's, the seconds of every phase taken as a full "
+            "fine-tune's (an update's backward skips the base's weight grads: it errs long)"]
+
+
 def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: str, full_rows: bool,
               error: float = 0.0) -> str:
     """error: the plan's largest error at the measured runs (model_error); a fit closer than that is said to be."""
@@ -81,6 +96,7 @@ def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: s
            f"with veRL {MODELLED_VERL} (--set-string ppo-job.verlVersion={MODELLED_VERL}), as the measured seed "
            "run did"),
         *memory_lines(planned),
+        *lora_lines(inputs),
     ]
     peak = planned.peak
     if planned.fits:

@@ -10,6 +10,13 @@ from dataclasses import dataclass
 from generator.algorithms import Algorithm
 from generator.catalog import GpuShape, ModelProfile
 from generator.runshape import RunShape, Sizing
+from generator.verlversions import by_version
+
+# The veRL whose source the memory model follows (and whose runs measured it).
+MODELLED_VERL = "0.9.1"
+# The Sizing field each of ppo-job's critic budgets is rendered from (generator/templates/shape-values.yaml.j2), by
+# the value's name under ppo-job.critic as files/verl-versions.yaml's criticUpdateBudget names it.
+CRITIC_BUDGET_FIELDS = {"ppoMaxTokenLenPerGpu": "train_token_budget", "forwardMaxTokenLenPerGpu": "critic_token_budget"}
 
 # The phases veRL times (timing_s), in the order a step runs them.
 PHASE_ORDER = ("gen", "update_weights", "old_log_prob", "ref", "values", "adv", "update_critic", "update_actor")
@@ -68,6 +75,12 @@ def split(rows: float, row_tokens: float, budget: int, fixed_rows: int) -> Work:
     return Work(math.ceil(rows / per), per * row_tokens)
 
 
+def critic_update_budget(sizing: Sizing) -> int:
+    """The budget the critic's update packs by in the modelled veRL (its facts' criticUpdateBudget): 0.9.1's default
+    trainer packs it by the values pass's budget, not by critic.ppo_max_token_len_per_gpu."""
+    return getattr(sizing, CRITIC_BUDGET_FIELDS[by_version()[MODELLED_VERL].critic_update_budget])
+
+
 def phase_work(inputs: PlanInputs) -> dict[str, Work]:
     """Each phase's work on one GPU in one step (PPO's one epoch: every mini batch once)."""
     sizing, run = inputs.sizing, inputs.run
@@ -78,24 +91,23 @@ def phase_work(inputs: PlanInputs) -> dict[str, Work]:
     def filled(work: Work, budget: int) -> Work:
         return Work(work.count, budget) if budget and inputs.fill_budgets else work
 
-    def forward(fixed_rows: int) -> Work:
-        budget = sizing.forward_token_budget
+    def forward(fixed_rows: int, budget: int) -> Work:
         return filled(split(rows_per_gpu, inputs.row_tokens, budget, fixed_rows), budget)
 
-    def train(fixed_rows: int) -> Work:
-        one = split(mini_rows_per_gpu, inputs.row_tokens, sizing.train_token_budget, fixed_rows)
-        return filled(Work(one.count * mini_batches, one.size), sizing.train_token_budget)
+    def train(fixed_rows: int, budget: int) -> Work:
+        one = split(mini_rows_per_gpu, inputs.row_tokens, budget, fixed_rows)
+        return filled(Work(one.count * mini_batches, one.size), budget)
 
     replicas = max(1, inputs.gpus // sizing.tensor_parallel)
     work = {"gen": Work(run.max_response_length, inputs.rows / replicas),
             "update_weights": Work(1, inputs.model.params_billion, floor=False),
-            "old_log_prob": forward(sizing.log_prob_micro_batch),
-            "ref": forward(sizing.ref_log_prob_micro_batch),
+            "old_log_prob": forward(sizing.log_prob_micro_batch, sizing.forward_token_budget),
+            "ref": forward(sizing.ref_log_prob_micro_batch, sizing.forward_token_budget),
             # veRL's critic forward takes its micro batch from the training one (forward_micro_batch_size_per_gpu).
-            "values": forward(sizing.critic_micro_batch),
+            "values": forward(sizing.critic_micro_batch, sizing.critic_token_budget),
             "adv": Work(1, inputs.rows, floor=False),
-            "update_critic": train(sizing.critic_micro_batch),
-            "update_actor": train(sizing.micro_batch)}
+            "update_critic": train(sizing.critic_micro_batch, critic_update_budget(sizing)),
+            "update_actor": train(sizing.micro_batch, sizing.train_token_budget)}
     if not run.reference:
         del work["ref"]
     if not run.critic:

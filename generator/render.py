@@ -13,8 +13,12 @@ from generator.algorithms import Algorithm, algorithms
 from generator.catalog import Catalog, GpuShape, ModelProfile, VerlRelease
 from generator.planwork import uses_reference
 from generator.runshape import RESOURCE_SHARE, RunShape, Sizing
-from generator.sizing import size
+from generator.sizing import DYNAMIC_BATCHING_VERSIONS, size
+from generator.verlversions import verl_versions
 
+# veRL's LoRA guide advises layered_summon (the actor's shards gathered a layer at a time for the adapter's sync) on
+# GPUs under 48 GB.
+LAYERED_SUMMON_BELOW_GIB = 48
 # GPU node pools are commonly tainted with the GPU resource name; tolerating an absent taint is harmless.
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -65,16 +69,33 @@ def sized_shapes(catalog: Catalog, model: ModelProfile,
 
 
 def run_for(algorithm: Algorithm, nodes: int, responses_per_prompt: int | None = None,
-            resource_share: float = RESOURCE_SHARE, verl_version: str = "") -> RunShape:
-    """The run an algorithm makes: its rollout.n unless one is given, and whether it trains a critic."""
+            resource_share: float = RESOURCE_SHARE, verl_version: str = "", lora_rank: int = 0) -> RunShape:
+    """The run an algorithm makes: its rollout.n unless one is given, whether it trains a critic, and the actor's LoRA
+    rank (0: the whole model trains)."""
     return RunShape(nodes=nodes, responses_per_prompt=responses_per_prompt or algorithm.responses_per_prompt,
                     critic=algorithm.critic, reference=uses_reference(algorithm), resource_share=resource_share,
-                    verl_version=verl_version)
+                    verl_version=verl_version, lora_rank=lora_rank)
 
 
-def values_file_name(shape: GpuShape, algorithm: Algorithm) -> str:
-    """values/<shape>.yaml for PPO, the chart's default algorithm; <shape>-<algorithm>.yaml for the others."""
-    return f"{shape.name}.yaml" if algorithm.name == "ppo" else f"{shape.name}-{algorithm.name}.yaml"
+def lora_version_for(version: str, lora_rank: int) -> str:
+    """A LoRA run needs a veRL that reads LoRA (files/verl-versions.yaml loraKeys) and the token budgets the sizing
+    measured: the newest such version where the node type's own has not."""
+    if not lora_rank:
+        return version
+    with_lora = [entry.version for entry in verl_versions() if dict(entry.other).get("loraKeys")]
+    return version if version in with_lora and version in DYNAMIC_BATCHING_VERSIONS else with_lora[-1]
+
+
+def lora_alpha(rank: int) -> int:
+    """alpha = rank (a scaling of 1), as veRL's LoRA guide's reference run (rank 32, alpha 32)."""
+    return rank
+
+
+def values_file_name(shape: GpuShape, algorithm: Algorithm, lora_rank: int = 0) -> str:
+    """values/<shape>.yaml for PPO, the chart's default algorithm; <shape>-<algorithm>.yaml for the others; -lora<rank>
+    after either for a LoRA run."""
+    name = shape.name if algorithm.name == "ppo" else f"{shape.name}-{algorithm.name}"
+    return f"{name}-lora{lora_rank}.yaml" if lora_rank else f"{name}.yaml"
 
 
 def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm: Algorithm | None = None,
@@ -89,6 +110,8 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm:
     return _environment.get_template("shape-values.yaml.j2").render(
         shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape),
         algorithm=algorithm, verl_version=version, image=image, dashboards=dashboards,
+        lora_alpha=lora_alpha(run.lora_rank), layered_summon=shape.gpu_memory_gib < LAYERED_SUMMON_BELOW_GIB,
+        file_name=values_file_name(shape, algorithm, run.lora_rank),
     )
 
 

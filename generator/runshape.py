@@ -50,6 +50,7 @@ class RunShape:
     max_response_length: int = field(default_factory=lambda: guide_run().max_response_length)
     resource_share: float = RESOURCE_SHARE
     verl_version: str = ""  # the version the values run; token budgets only where it has them measured
+    lora_rank: int = 0  # the actor's LoRA rank (all-linear adapters on a frozen bf16 base); 0: the whole model trains
 
     @property
     def sequence_length(self) -> int:
@@ -70,7 +71,8 @@ class Sizing:
     critic_micro_batch: int
     dynamic_batching: bool
     gradient_checkpointing: bool
-    train_token_budget: int
-    forward_token_budget: int
+    train_token_budget: int  # the actor's update (and the critic's where the version packs it by ppoMaxTokenLenPerGpu)
+    forward_token_budget: int  # the old log-probs' and the reference's
+    critic_token_budget: int  # critic.forwardMaxTokenLenPerGpu: its values pass (and its update: criticUpdateBudget)
     param_offload: bool
     optimizer_offload: bool

@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass, replace
 
 from generator.catalog import GpuShape, ModelProfile
-from generator.memory import (MASTER_WEIGHT_BYTES_PER_PARAM, ROLLOUT_WORKSPACE_GIB, TRAINING_BYTES_PER_PARAM,
-                              WEIGHT_BYTES_PER_PARAM, fits_with_margin, rollout_gpu_bytes)
+from generator.memory import (LORA_BASE_BYTES_PER_PARAM, MASTER_WEIGHT_BYTES_PER_PARAM, ROLLOUT_WORKSPACE_GIB,
+                              TRAINING_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM, fits_with_margin, rollout_gpu_bytes)
 from generator.planwork import PlanInputs
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
 from generator.runshape import RunShape, Sizing, guide_run
@@ -85,6 +85,16 @@ def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, off
     """Without a critic each GPU keeps one model's training states instead of two: the critic's shard of
     them is room the rollout's KV cache may take (n responses per prompt fill it), in whole steps of 0.05."""
     shard_gib = model.params_billion * 1e9 * on_gpu_bytes_per_param(*offloads) / total_gpus / 2**30
+    return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
+
+
+def lora_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, offloads: tuple[bool, bool]) -> float:
+    """With LoRA the actor keeps its frozen bf16 base (2 bytes a parameter) where it kept its full training states: the
+    difference of its shard is room the rollout's KV cache may take, in whole steps of 0.05 (the adapters' own states,
+    about 1% of the parameters at rank 32, stay in the margin)."""
+    param_offload, _ = offloads
+    freed = on_gpu_bytes_per_param(*offloads) - (0 if param_offload else LORA_BASE_BYTES_PER_PARAM)
+    shard_gib = model.params_billion * 1e9 * max(0, freed) / total_gpus / 2**30
     return math.floor(shard_gib / shape.gpu_memory_gib / 0.05) * 0.05
 
 
@@ -161,11 +171,12 @@ OFFLOAD_CHOICES = ((False, False), (False, True), (True, True))
 class TokenBudgets:
     dynamic_batching: bool
     gradient_checkpointing: bool
-    train: int  # tokens a GPU in one training micro batch (actor and critic)
-    forward: int  # tokens a GPU in one forward-only micro batch
+    train: int  # tokens a GPU in one training micro batch (the actor's)
+    forward: int  # tokens a GPU in one forward-only micro batch (old log-probs, reference)
+    critic: int  # tokens a GPU in one micro batch of the critic's values pass (and of its update in 0.9.1)
 
 
-FIXED_MICRO_BATCHES = TokenBudgets(False, True, 0, 0)
+FIXED_MICRO_BATCHES = TokenBudgets(False, True, 0, 0, 0)
 
 
 def fits(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> bool:
@@ -177,7 +188,7 @@ def fits(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, to
 def with_budgets(sizing: Sizing, budgets: TokenBudgets) -> Sizing:
     return replace(sizing, dynamic_batching=budgets.dynamic_batching,
                    gradient_checkpointing=budgets.gradient_checkpointing, train_token_budget=budgets.train,
-                   forward_token_budget=budgets.forward)
+                   forward_token_budget=budgets.forward, critic_token_budget=budgets.critic)
 
 
 def largest_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int,
@@ -186,18 +197,33 @@ def largest_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: 
     with which every phase fits; 0 where none does."""
     budget = MAX_TOKEN_BUDGET
     while budget >= run.sequence_length:
-        trial = with_budgets(sizing, TokenBudgets(True, checkpointing, budget, FORWARD_BUDGET_FACTOR * budget))
+        # The critic's at the training budget here: at any budget its update holds less than the actor's (no logits).
+        trial = with_budgets(sizing, TokenBudgets(True, checkpointing, budget, FORWARD_BUDGET_FACTOR * budget, budget))
         if fits(shape, model, run, trial, total_gpus):
             return budget
         budget //= 2
     return 0
 
 
+def critic_budget(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> int:
+    """The critic's budget (critic.forwardMaxTokenLenPerGpu): the largest power of two of tokens, up to the forward
+    budget, with which every phase fits. veRL 0.9.1 packs both the critic's values pass and its update by it
+    (files/verl-versions.yaml criticUpdateBudget, which the plan follows); its update keeps no vocabulary-wide logits,
+    so it may fit more than the actor's training budget, which always fits (the actor's update holds more)."""
+    budget = sizing.forward_token_budget
+    while budget > sizing.train_token_budget:
+        if fits(shape, model, run, replace(sizing, critic_token_budget=budget), total_gpus):
+            return budget
+        budget //= 2
+    return sizing.train_token_budget
+
+
 def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: Sizing, total_gpus: int) -> TokenBudgets:
     """Dynamic batching where the veRL version has it measured and a budget of one whole row fits: micro batches of
     up to `train` tokens, packed from rows of any length, instead of a fixed row count padded to the longest.
     Gradient checkpointing on only where the budget without it is under the launch floor and checkpointing fits a
-    larger one (where a forward-only pass bounds both, it would only add its recompute)."""
+    larger one (where a forward-only pass bounds both, it would only add its recompute). Then the critic's budget
+    (critic_budget)."""
     if run.verl_version not in DYNAMIC_BATCHING_VERSIONS:
         return FIXED_MICRO_BATCHES
     without = largest_budget(shape, model, run, sizing, total_gpus, False)
@@ -206,7 +232,8 @@ def token_budgets(shape: GpuShape, model: ModelProfile, run: RunShape, sizing: S
         return FIXED_MICRO_BATCHES
     checkpointing = without < max(LAUNCH_BOUND_TOKENS, run.sequence_length) and with_ > without
     train = with_ if checkpointing else without
-    return TokenBudgets(True, checkpointing, train, FORWARD_BUDGET_FACTOR * train)
+    budgets = TokenBudgets(True, checkpointing, train, FORWARD_BUDGET_FACTOR * train, train)
+    return replace(budgets, critic=critic_budget(shape, model, run, with_budgets(sizing, budgets), total_gpus))
 
 
 def round_up(value: int, unit: int) -> int:
@@ -234,7 +261,10 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     log_prob_micro, ref_log_prob_micro = log_prob_micro_batches(by_memory, run, total_gpus)
     tp = tensor_parallel(shape, model)
     for param_offload, optimizer_offload in OFFLOAD_CHOICES:
-        room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, (param_offload, optimizer_offload))
+        offloads = (param_offload, optimizer_offload)
+        room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, offloads)
+        if run.lora_rank:
+            room += lora_free_share(shape, model, total_gpus, offloads)
         fixed = Sizing(
             train_batch_size=run.train_batch_size,
             ppo_mini_batch_size=run.ppo_mini_batch_size,
@@ -250,10 +280,24 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
             gradient_checkpointing=True,
             train_token_budget=0,
             forward_token_budget=0,
+            critic_token_budget=0,
             param_offload=param_offload,
             optimizer_offload=optimizer_offload,
         )
-        sized = with_budgets(fixed, token_budgets(shape, model, run, fixed, total_gpus))
-        if fits(shape, model, run, sized, total_gpus):
-            return sized
+        for fraction in lora_fractions(fixed.rollout_memory_fraction, shape, model, run, tp, total_gpus):
+            trial = replace(fixed, rollout_memory_fraction=fraction)
+            sized = with_budgets(trial, token_budgets(shape, model, run, trial, total_gpus))
+            if fits(shape, model, run, sized, total_gpus):
+                return sized
     return sized
+
+
+def lora_fractions(fraction: float, shape: GpuShape, model: ModelProfile, run: RunShape, tp: int,
+                   total_gpus: int) -> list[float]:
+    """The rollout shares to try, largest first: the one sized; with LoRA also each 0.05 less down to the share without
+    any room (what the freed memory gives the rollout is what the training phases leave, not all of it)."""
+    if not run.lora_rank:
+        return [fraction]
+    without = rollout_memory_fraction(shape, model, run, tp, total_gpus)
+    steps = max(0, round((fraction - without) / 0.05))
+    return [round(fraction - 0.05 * step, 2) for step in range(steps + 1)]

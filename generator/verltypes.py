@@ -54,6 +54,11 @@ RANGES = {
 }
 
 
+# Keys veRL takes as text or a list whatever their default's kind: peft's LoraConfig target_modules ("all-linear" or
+# module names; veRL 0.4.1's config comment lists both, 0.9.1 declares Optional[Any]).
+TEXT_OR_LIST = ("actor_rollout_ref.model.target_modules", "critic.model.target_modules")
+
+
 def _annotation_type(annotation: str) -> tuple[type | None, bool]:
     """(scalar type or None when not a plain scalar, whether None is allowed) of an annotation's source,
     ` = None` appended where that is the field's default."""
@@ -146,6 +151,8 @@ def _declared_types(tree: dict[str, Any], defaults: dict[str, Any], fields: dict
             walk(child, f"{prefix}{name}.")
 
     walk(tree, "")
+    for key in TEXT_OR_LIST:
+        declared.pop(key, None)
     return declared
 
 

@@ -33,6 +33,7 @@ class VerlVersion:
     hf_samples_n: bool
     rollout_metrics: tuple[str, ...]
     critic_forward_budget_key: str
+    critic_update_budget: str
     trainer_mode_key: str
     trainer_modes: tuple[str, ...]
     quick_poll_sampler: bool
@@ -41,8 +42,8 @@ class VerlVersion:
 
 
 _KNOWN = ("version", "criticFsdpKey", "rewardRolloutName", "klInRewardKey", "rolloutMode", "customRewardKey",
-          "rolloutNames", "hfSamplesN", "rolloutMetrics", "criticForwardBudgetKey", "trainerModeKey", "trainerModes",
-          "quickPollSampler", "image")
+          "rolloutNames", "hfSamplesN", "rolloutMetrics", "criticForwardBudgetKey", "criticUpdateBudget",
+          "trainerModeKey", "trainerModes", "quickPollSampler", "image")
 
 
 @lru_cache(maxsize=1)
@@ -51,8 +52,9 @@ def verl_versions() -> tuple[VerlVersion, ...]:
     return tuple(
         VerlVersion(str(entry["version"]), entry["criticFsdpKey"], entry["rewardRolloutName"], entry["klInRewardKey"],
                     entry["rolloutMode"], entry["customRewardKey"], tuple(entry["rolloutNames"]), entry["hfSamplesN"],
-                    tuple(entry["rolloutMetrics"]), entry["criticForwardBudgetKey"], entry["trainerModeKey"],
-                    tuple(entry["trainerModes"]), entry["quickPollSampler"], entry.get("image", ""),
+                    tuple(entry["rolloutMetrics"]), entry["criticForwardBudgetKey"], entry["criticUpdateBudget"],
+                    entry["trainerModeKey"], tuple(entry["trainerModes"]), entry["quickPollSampler"],
+                    entry.get("image", ""),
                     tuple((key, value) for key, value in entry.items() if key not in _KNOWN))
         for entry in yaml.safe_load(TABLE.read_text()))
 

@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -52,7 +53,9 @@ MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing
          "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async"],
          "vllm-awake": ["vllm-generated-awake"],
          # The ladder of sizes: each model's generated profile for one H200, then the seed's parameters.
-         "vllm-ladder": ["vllm-1.5b-generated", "vllm-1.5b-seed", "vllm-3b-generated", "vllm-3b-seed"]}
+         "vllm-ladder": ["vllm-1.5b-generated", "vllm-1.5b-seed", "vllm-3b-generated", "vllm-3b-seed"],
+         # Issue 35: GRPO with LoRA rank 32 at 7B on one H200 (its checkpoint's adapter checked), then without LoRA.
+         "vllm-lora-7b": ["vllm-lora-7b"], "vllm-7b-full": ["vllm-7b-grpo-full"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
 MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
 # Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).
@@ -69,6 +72,7 @@ COMPARISONS = {
     "vllm_awake_vs_sleeping_rollout": ("vllm-generated", "vllm-generated-awake"),
     "vllm_1.5b_generated_vs_seed": ("vllm-1.5b-seed", "vllm-1.5b-generated"),
     "vllm_3b_generated_vs_seed": ("vllm-3b-seed", "vllm-3b-generated"),
+    "vllm_7b_lora_vs_full": ("vllm-7b-grpo-full", "vllm-lora-7b"),
 }
 TRAIN_ROWS, TEST_ROWS = 512, 64
 STEP_LINE = re.compile(r"step:(\d+) - (.*)")
@@ -238,6 +242,40 @@ def checkpoint_listing(directory: str) -> list[str]:
     return sorted(f"{path.relative_to(root)} {path.stat().st_size}" for path in root.rglob("*") if path.is_file())
 
 
+def lora_rank(entrypoint: str) -> int:
+    """The actor's LoRA rank the entrypoint renders; 0 without LoRA."""
+    for word in shlex.split(entrypoint):
+        if word.startswith("actor_rollout_ref.model.lora_rank="):
+            return int(word.split("=", 1)[1])
+    return 0
+
+
+def adapter_check(checkpoint_dir: str, step: str | None, rank: int, timeout: float = 600) -> dict:
+    """A LoRA run's checkpoint holds its adapter: the actor's lora_train_meta.json at the rank rendered, then veRL's
+    model merger (docs/algorithms.md's command) writes it as PEFT files, adapter_config.json (r: the rank) and
+    adapter_model.safetensors, under <step>/merged/lora_adapter."""
+    actor = Path(checkpoint_dir) / f"global_step_{step}" / "actor"
+    meta_path = actor / "lora_train_meta.json"
+    found: dict = {"actor_dir": str(actor), "expected_rank": rank,
+                   "meta": json.loads(meta_path.read_text()) if meta_path.exists() else None}
+    merged = actor.parent / "merged"
+    command = [sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(actor),
+               "--target_dir", str(merged)]
+    try:
+        merge = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        found["merge_exit_code"], found["merge_tail"] = merge.returncode, (merge.stdout + merge.stderr)[-2000:]
+    except subprocess.TimeoutExpired:
+        found["merge_exit_code"] = 124
+    adapter = merged / "lora_adapter"
+    config = adapter / "adapter_config.json"
+    found["peft_files"] = sorted(path.name for path in adapter.glob("*")) if adapter.is_dir() else []
+    found["peft_rank"] = json.loads(config.read_text()).get("r") if config.exists() else None
+    found["ok"] = bool(found["meta"] and found["meta"].get("r") == rank and found["peft_rank"] == rank
+                       and "adapter_model.safetensors" in found["peft_files"])
+    shutil.rmtree(merged, ignore_errors=True)  # the base's weights beside it: 15 GB at 7B
+    return found
+
+
 def peak_metric(steps: dict[int, dict[str, float]], suffix: str) -> float | None:
     values = [value for step in steps.values() for key, value in step.items() if key.endswith(suffix)]
     return round(max(values), 3) if values else None
@@ -386,6 +424,11 @@ def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint
         "checkpoint_files": listing, **summarize(run, steps, memory.peak),
     }
     result["steady_seconds"] = step_spread(steps, result["steady_steps"])
+    rank = lora_rank(spec["entrypoint"])
+    if rank:
+        result["adapter"] = adapter_check(run["checkpoint_dir"], result["checkpoint_step"], rank)
+        say(f"{run['run']}: adapter {'ok' if result['adapter']['ok'] else 'MISSING OR WRONG'} "
+            f"({result['adapter']['peft_files']}, rank {result['adapter']['peft_rank']})")
     built = WORK / "built" / run["model_size"] / "config.json"
     if built.exists():
         machine = WORK / "machine.json"  # lab/gpu/machine_check.py's
@@ -496,6 +539,7 @@ def main() -> int:
                 # The bench's runs save no checkpoint (trainer.save_freq=-1): none is owed.
                 saves = render_jobs.overrides(result["entrypoint"]).get("trainer.save_freq") != "-1"
                 failed |= result["exit_code"] != 0 or (saves and result["checkpoint_step"] != str(run["steps"]))
+                failed |= not result.get("adapter", {"ok": True})["ok"]  # a LoRA run's checkpoint without its adapter
     print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
                                                    "rollout_tokens_per_second", "rollout_over_floor", "timing_s",
                                                    "phase_mfu", "torch_max_allocated_gib",

@@ -58,6 +58,8 @@ class Run:
     profile: str = "hf"
     extra_args: tuple[str, ...] = ()  # veRL overrides beyond the chart's values (measurement only)
     rule_offloads: bool = False  # take the FSDP offloads the rules choose for one H200 and the model (the seed's)
+    algorithm: str = "ppo"  # ONE_GPU_PROFILE: the algorithm the generator sizes for (`render --algorithm`)
+    lora_rank: int = 0  # ONE_GPU_PROFILE: the actor's LoRA rank the generator sizes for (`render --lora-rank`)
 
 
 # The ladder of sizes (issue 34): what `python -m generator render` writes for one H200 GPU and the run's model,
@@ -70,12 +72,16 @@ OFFLOAD_KEYS = (("actor", "paramOffload"), ("actor", "optimizerOffload"), ("ref"
                 ("critic", "paramOffload"), ("critic", "optimizerOffload"))
 
 
-def one_gpu_values(chart_root: Path, model: str, bundle: Path) -> Path:
-    """The generated values for one H200 GPU and `model` (written once per bundle)."""
+_ONE_GPU_FILES: dict[tuple[str, str, str, int], Path] = {}
+
+
+def one_gpu_values(chart_root: Path, model: str, bundle: Path, algorithm: str = "ppo", lora_rank: int = 0) -> Path:
+    """The generated values for one H200 GPU, `model`, the algorithm and the LoRA rank (rendered once per bundle; the
+    file is the one the generator says it wrote, named as it names them)."""
+    key = (str(bundle), model, algorithm, lora_rank)
+    if key in _ONE_GPU_FILES:
+        return _ONE_GPU_FILES[key]
     out = bundle / "values" / model
-    values = out / f"{ONE_GPU_SHAPE}.yaml"
-    if values.exists():
-        return values
     catalog = yaml.safe_load((chart_root / "generator/catalog.yaml").read_text())
     eight = next(shape for shape in catalog["shapes"] if shape["name"] == CATALOG_SHAPE)
     per_gpu = {"cpu": str(int(eight["allocatable"]["cpu"]) // eight["gpusPerNode"]),
@@ -83,10 +89,13 @@ def one_gpu_values(chart_root: Path, model: str, bundle: Path) -> Path:
     catalog["shapes"] = [{**eight, "name": ONE_GPU_SHAPE, "gpusPerNode": 1, "allocatable": per_gpu}]
     out.mkdir(parents=True, exist_ok=True)
     (out / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
-    subprocess.run([sys.executable, "-m", "generator", "render", ONE_GPU_SHAPE, "--model", model, "--nodes", "1",
-                    "--catalog", str(out / "catalog.yaml"), "--output", str(out)], check=True, cwd=chart_root,
-                   stdout=subprocess.DEVNULL)
-    return values
+    command = [sys.executable, "-m", "generator", "render", ONE_GPU_SHAPE, "--model", model, "--nodes", "1",
+               "--algorithm", algorithm, "--lora-rank", str(lora_rank), "--catalog", str(out / "catalog.yaml"),
+               "--output", str(out)]
+    wrote = subprocess.run(command, check=True, cwd=chart_root, capture_output=True, text=True).stdout
+    paths = [Path(line.split(" ", 1)[1]) for line in wrote.splitlines() if line.startswith(("wrote ", "unchanged "))]
+    _ONE_GPU_FILES[key] = next(path for path in paths if path.parent == out)
+    return _ONE_GPU_FILES[key]
 
 
 def rule_offload_settings(chart_root: Path, model: str, bundle: Path) -> tuple[tuple[str, str], ...]:
@@ -163,6 +172,19 @@ for _size in ("1.5b", "3b"):
                                      4, BENCH_SETTINGS, "vllm", BENCH_ARGS, rule_offloads=True)
 
 
+# Issue 35: GRPO (n=5) with LoRA rank 32 on Qwen2.5-7B's shape, as the generator sizes it for one H200 (`render
+# h200-141g-x1 --model qwen2.5-7b --algorithm grpo --lora-rank 32`), 3 steps and the checkpoint of the last (the
+# proof checks the adapter in it: lora_train_meta.json, then veRL's model merger writes the PEFT files as
+# docs/algorithms.md says); then the same run without LoRA, as sized for a full fine-tune (offloads), to compare.
+# The prompts a step are cut to 64 (320 samples) so that one run fits one 10-minute command: the plan's memory a
+# phase does not depend on the batch (token budgets bound the micro batches; vLLM takes its share whatever the batch).
+LORA_7B_SETTINGS = (("ppo-job.trainer.testFreq", "-1"), ("ppo-job.data.trainBatchSize", "64"),
+                    ("ppo-job.actor.ppoMiniBatchSize", "64"))
+RUNS["vllm-lora-7b"] = Run(ONE_GPU_PROFILE, "lora-7b", "qwen2.5-7b", 3, LORA_7B_SETTINGS, "vllm", BENCH_ARGS,
+                           algorithm="grpo", lora_rank=32)
+RUNS["vllm-7b-grpo-full"] = Run(ONE_GPU_PROFILE, "full-7b", "qwen2.5-7b", 3, LORA_7B_SETTINGS, "vllm", BENCH_ARGS,
+                                algorithm="grpo")
+
 
 def overrides(entrypoint: str) -> dict[str, str]:
     """A rendered entrypoint's Hydra overrides, key to value (the shell words after the module)."""
@@ -192,8 +214,8 @@ def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1, bundle: 
         "global.gpu.nodes": str(nodes),
         **PROFILES[run.profile],
     }
-    values = one_gpu_values(chart_root, run.model, bundle) if run.values_file == ONE_GPU_PROFILE else \
-        chart_root / run.values_file
+    values = one_gpu_values(chart_root, run.model, bundle, run.algorithm, run.lora_rank) \
+        if run.values_file == ONE_GPU_PROFILE else chart_root / run.values_file
     command = [helm, "template", run.release, str(chart_root / "charts/verl-ppo"), "--namespace", NAMESPACE,
                "-f", str(values)]
     for key, value in settings.items():
@@ -202,8 +224,8 @@ def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1, bundle: 
     for key, value in offloads + run.settings:  # JSON: Helm 4's --set reads 0.4 as a string
         command += ["--set-json", f"{key}={value}"]
     extra = [f"trainer.total_training_steps={run.steps}", *LAB_OVERRIDES[run.profile], *run.extra_args]
-    if not run.settings or ("ppo-job.algorithm.name", '"ppo"') in run.settings or \
-            all(key != "ppo-job.algorithm.name" for key, _ in run.settings):
+    if run.algorithm == "ppo" and (not run.settings or ("ppo-job.algorithm.name", '"ppo"') in run.settings or
+                                   all(key != "ppo-job.algorithm.name" for key, _ in run.settings)):
         extra += LAB_CRITIC_OVERRIDES[run.profile]  # PPO trains a critic; the others render no critic.* key
     return command + ["--set-json", f"ppo-job.extraArgs={json.dumps(extra)}"]
 

@@ -29,6 +29,19 @@ SCENARIOS = [pytest.param([], id="defaults")] + [
     for path in SHAPE_FILES
     for platform, extra in PLATFORMS.items()
 ]
+# values/examples/: overlays, each on the values files its "# Use:" line stacks it on.
+EXAMPLES = sorted((VALUES / "examples").glob("*.yaml"))
+
+
+def example_stack(path) -> list[str]:
+    """The -f arguments of an example's "# Use: helm install ... -f a -f b" line, as paths of this checkout."""
+    use = next(line for line in path.read_text().splitlines() if line.startswith("# Use: helm install"))
+    words = use.split()
+    return [arg for index, word in enumerate(words[:-1]) if word == "-f"
+            for arg in ("-f", str(ROOT / words[index + 1]))]
+
+
+SCENARIOS += [pytest.param(example_stack(path), id=f"examples/{path.stem}") for path in EXAMPLES]
 # The chart's ci scenarios, and the lab's real node values (tier 7 and make demo install them).
 CI_VALUES = sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml")) + [REALNODE_VALUES]
 
@@ -287,3 +300,34 @@ def test_without_its_ray_cluster_the_release_needs_another_and_says_where_the_ru
     notes = helm_cli.notes(*elsewhere)
     assert "the run goes to the Ray cluster at http://other-head-svc.ray.svc:8265" in notes
     assert "port-forward svc/" not in notes
+
+
+def test_every_example_stacks_on_its_node_types_values():
+    for path in EXAMPLES:
+        stack = example_stack(path)
+        assert stack[-1] == str(path) and len(stack) >= 4, f"{path.name}: its Use line stacks it on no values file"
+
+
+def test_the_lora_example_is_the_generators_lora_sizing_of_its_node_type(helm, tmp_path):
+    """values/examples/lora-7b.yaml over the vendor guide's node type renders the run that `python -m generator render
+    seed-2gpu --model qwen2.5-7b --algorithm grpo --lora-rank 32` writes: the same command and the same Ray cluster."""
+    from generator.algorithms import algorithms
+    from generator.catalog import load_catalog
+    from generator.render import lora_version_for, render_shape, run_for, verl_version_for
+
+    catalog, algorithm = load_catalog(), algorithms()["grpo"]
+    shape = catalog.shapes["seed-2gpu"]
+    version = lora_version_for(verl_version_for(catalog.verl, shape, algorithm), 32)
+    generated = tmp_path / "seed-2gpu-grpo-lora32.yaml"
+    generated.write_text(render_shape(shape, catalog.models["qwen2.5-7b"], run_for(algorithm, shape.default_nodes,
+                                      verl_version=version, lora_rank=32), algorithm, catalog.verl))
+
+    def run_objects(*args: str) -> dict:
+        documents = helm_cli.template(helm, *args).documents()
+        job = next(d for d in documents if d["kind"] == "ConfigMap" and "job.json" in d["data"])
+        cluster = next(d for d in documents if d["kind"] == "RayCluster")
+        return {"entrypoint": json.loads(job["data"]["job.json"])["entrypoint"], "cluster": cluster["spec"]}
+
+    example = run_objects(*example_stack(VALUES / "examples" / "lora-7b.yaml"))
+    assert "lora_rank=32" in example["entrypoint"]
+    assert example == run_objects("-f", str(generated))

@@ -43,3 +43,12 @@ def test_autoscaling_in_a_queue_names_elastic_admission_as_the_fix(helm):
     assert result.returncode != 0
     assert "raycluster.worker.autoscaling.enabled=true" in result.output
     assert "--set raycluster.queue.elastic=true" in result.output
+
+
+def test_the_notes_of_a_queued_release_name_helm_4s_upgrade_flag():
+    """Kueue's admission makes the worker groups Kueue's field: Helm 4's default upgrade conflicts there (tier 6,
+    tests/cluster/test_cluster_queue.py), so the NOTES of a queued release give the upgrade that passes."""
+    for mode in ("RayCluster", "RayJob"):
+        notes = helm_cli.notes("--set", "raycluster.queue.kueue=team-a", "--set", f"global.mode={mode}")
+        assert "helm upgrade verl-ppo <chart> -n training --server-side=false ..." in notes, notes
+    assert "--server-side=false" not in helm_cli.notes()

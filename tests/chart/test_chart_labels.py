@@ -123,7 +123,7 @@ def test_ray_pods_keep_the_charts_variables_and_name_each_once(helm):
 
 @pytest.mark.parametrize("where", ["raycluster.env[0]", "raycluster.head.env[0]", "raycluster.worker.env[0]"])
 @pytest.mark.parametrize("name", ["PYTHONPATH", "TENSORBOARD_DIR", "OTEL_SERVICE_NAME", "RAY_PROMETHEUS_HOST",
-                                  "NCCL_DEBUG", "WANDB_API_KEY"])
+                                  "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "NCCL_DEBUG", "WANDB_API_KEY"])
 def test_a_variable_the_chart_sets_is_refused_in_every_env_list(helm, where, name):
     result = helm_cli.template(helm, "--set", "raycluster.nccl.NCCL_DEBUG=INFO",
                                "--set", "raycluster.credentials.wandb.secretName=wandb",

@@ -41,9 +41,8 @@ def helm(kueue):
 
 @pytest.fixture
 def helm3(kueue):
-    """Helm 3 (a three-way merge patch) for releases upgraded after Kueue admitted their RayCluster: Kueue's admission
-    writes its pod sets into .spec.workerGroupSpecs, an atomic list it then manages, so Helm 4's server-side apply
-    conflicts there."""
+    """Helm 3 for the upgrade rules' cases (they read the live object; the apply method is
+    test_an_admitted_release_upgrades_under_helm_3_and_helm_4's)."""
     return kueue.helm(helm_binaries()["helm3"])
 
 
@@ -244,3 +243,56 @@ def test_an_elastic_autoscaling_cluster_is_admitted_and_upgraded(kueue, helm3):
             assert refused.returncode != 0 and "raycluster.queue.elastic" in refused.stderr, refused.stderr
         finally:
             delete_cluster_queue(api, "elastic")
+
+
+def pod_set_labels(cluster: dict) -> list[str | None]:
+    """The pod-set label Kueue's admission writes into each pod template (head first, then each worker group)."""
+    spec = cluster["spec"]
+    templates = [spec["headGroupSpec"]["template"]] + [group["template"] for group in spec["workerGroupSpecs"]]
+    return [template["metadata"].get("labels", {}).get("kueue.x-k8s.io/podset") for template in templates]
+
+
+@pytest.mark.parametrize("version", ["helm3", "helm4"])
+def test_an_admitted_release_upgrades_under_helm_3_and_helm_4(kueue, version):
+    """Kueue admits the RayCluster by a patch that writes its pod sets into every pod template (the pod-set label,
+    topology-aware scheduling's workload annotation, a flavor's node labels and tolerations); KubeRay v1.6.2's CRD
+    declares no list type for .spec.workerGroupSpecs, so the whole list becomes Kueue's field. Helm 3 patches what
+    the chart changed (a merge patch of its old and new manifests). Helm 4 applies server-side and, by default,
+    refuses the list as a conflict with Kueue; with --server-side=false, as NOTES say, it upgrades as Helm 3 does,
+    and the release keeps client-side apply on the next upgrade (--server-side=auto). Each upgrade changes the run
+    (a new submitter Job) and leaves the cluster: Kueue's fields stay, the Workload stays admitted, the pods stay."""
+    api, helm = kueue.api, kueue.helm(helm_binaries()[version])
+    queue, args = f"upgrade-{version}", queued(f"upgrade-{version}")
+    with kueue.release_namespace(helm, RELEASE, f"queue-upgrade-{version}", args) as namespace:
+        create_queue(api, queue, [namespace], QUOTA, GPU)
+        try:
+            notes = helm.run("install", RELEASE, str(CHART), "-n", namespace, *args).stdout
+            assert f"helm upgrade {RELEASE} <chart> -n {namespace} --server-side=false" in notes, notes
+            wait_ready(kueue, namespace)
+            [workload] = workloads(api, namespace)
+            assert condition(workload, "Admitted")["status"] == "True"
+            labels = pod_set_labels(rayclusters(api, namespace)[0])
+            assert labels[0] == "head" and None not in labels, labels
+            pods = sorted(p.metadata.name for p in ray_pods(api, namespace, RELEASE))
+            jobs = {j.metadata.name for j in client.BatchV1Api(api).list_namespaced_job(namespace).items}
+
+            upgrade = ["upgrade", RELEASE, str(CHART), "-n", namespace, *args]
+            if version == "helm4":
+                refused = helm.run(*upgrade, "--set", "ppo-job.trainer.totalEpochs=2", check=False)
+                assert refused.returncode != 0
+                assert "conflict" in refused.stderr and ".spec.workerGroupSpecs" in refused.stderr, refused.stderr
+                print(f"\nhelm 4, server-side: {refused.stderr.strip().splitlines()[-1][:300]}")
+                helm.run(*upgrade, "--set", "ppo-job.trainer.totalEpochs=2", "--server-side=false")
+            else:
+                helm.run(*upgrade, "--set", "ppo-job.trainer.totalEpochs=2")
+            helm.run(*upgrade, "--set", "ppo-job.trainer.totalEpochs=3")  # helm 4: auto, the release's method
+
+            assert pod_set_labels(rayclusters(api, namespace)[0]) == labels
+            [still] = workloads(api, namespace)
+            assert still["metadata"]["uid"] == workload["metadata"]["uid"]
+            assert condition(still, "Admitted")["status"] == "True"
+            assert sorted(p.metadata.name for p in ray_pods(api, namespace, RELEASE)) == pods
+            now = {j.metadata.name for j in client.BatchV1Api(api).list_namespaced_job(namespace).items}
+            assert now - jobs, "the changed run made no new submitter Job"
+        finally:
+            delete_cluster_queue(api, queue)

@@ -16,14 +16,17 @@ from generator.algorithms import algorithms
 from generator.catalog import load_catalog
 from generator.cli import main
 from generator.measurements import MEASUREMENTS, measured_runs
-from generator import memory
+from generator import memory, paths
 from generator.plan import inputs_for, measured_inputs, measured_plans, plan, with_settings
-from generator.planwork import Work, split, uses_reference
+from generator.planwork import CRITIC_BUDGET_FIELDS, MODELLED_VERL, Work, split, uses_reference
+from generator.verlversions import by_version
 from generator.planreport import measured_rows, measured_table
 
 CATALOG = load_catalog()
 RUNS = measured_runs()
 TOLERANCE = 0.2  # issue 34: the predicted peak within 20% of the measured one
+# veRL 0.9.1's critic.ppo_infer_max_token_len_per_gpu where the command does not set it (workers/config/critic.py).
+VERL_CRITIC_BUDGET_DEFAULT = 32768
 
 
 def test_every_measured_run_is_predicted_within_20_percent():
@@ -59,6 +62,10 @@ def test_a_measured_entry_holds_its_results_json_figures(run):
     if settings.train_token_budget:
         expected |= {f"actor_rollout_ref.actor.ppo_max_token_len_per_gpu={settings.train_token_budget}",
                      f"actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu={settings.forward_token_budget}"}
+        # What the critic read: the key 0.9.1 reads where the command sets it, else that key's default.
+        critic_key = by_version()["0.9.1"].critic_forward_budget_key
+        set_by_command = [word.split("=", 1)[1] for word in words if word.startswith(f"{critic_key}=")]
+        assert settings.critic_token_budget == int(set_by_command[0] if set_by_command else VERL_CRITIC_BUDGET_DEFAULT)
     else:
         assert "actor_rollout_ref.actor.use_dynamic_bsz=true" not in words
     assert ("actor_rollout_ref.model.enable_gradient_checkpointing=false" in words) != settings.gradient_checkpointing
@@ -73,12 +80,29 @@ def test_a_measured_entry_ran_what_the_sizing_decides(run):
     """The plan of a measured run is the sizing's for its node type: the settings it ran are those."""
     decided = measured_inputs(CATALOG, run).sizing
     settings = run.settings
-    assert (decided.train_token_budget, decided.forward_token_budget, decided.micro_batch,
+    assert (decided.train_token_budget, decided.forward_token_budget, decided.critic_token_budget, decided.micro_batch,
             decided.log_prob_micro_batch, decided.gradient_checkpointing, decided.rollout_memory_fraction,
             decided.param_offload, decided.optimizer_offload) == (
-        settings.train_token_budget, settings.forward_token_budget, settings.micro_batch,
+        settings.train_token_budget, settings.forward_token_budget, settings.critic_token_budget, settings.micro_batch,
         settings.log_prob_micro_batch, settings.gradient_checkpointing, settings.rollout_memory_fraction,
         settings.param_offload, settings.optimizer_offload)
+
+
+def test_the_critics_update_is_planned_at_the_budget_its_veRL_packs_it_by():
+    """veRL 0.9.1's default trainer packs the critic's update by critic.ppo_infer_max_token_len_per_gpu, the key the
+    chart renders critic.forwardMaxTokenLenPerGpu to (files/verl-versions.yaml criticUpdateBudget): four A10s at 0.5B
+    render 4,096 training tokens and 8,192 for the critic, and the plan trains the critic at the value that names."""
+    facts = by_version()[MODELLED_VERL]
+    assert facts.critic_update_budget == "forwardMaxTokenLenPerGpu"
+    shape = CATALOG.shapes["a10-24g-x4"]
+    inputs = inputs_for(CATALOG, shape, CATALOG.models["qwen2.5-0.5b"], algorithms()["ppo"], shape.default_nodes)
+    critic = yaml.safe_load((paths.ROOT / "values" / "a10-24g-x4.yaml").read_text())["ppo-job"]["critic"]
+    for name, field in CRITIC_BUDGET_FIELDS.items():  # the fact's names are the values the sizing's fields render to
+        assert critic[name] == getattr(inputs.sizing, field), name
+    assert (critic["ppoMaxTokenLenPerGpu"], critic["forwardMaxTokenLenPerGpu"]) == (4096, 8192)
+    full = plan(replace(inputs, fill_budgets=True))
+    update = next(phase for phase in full.phases if phase.name == "update_critic")
+    assert update.training[-1].label == f"activations of {critic[facts.critic_update_budget]:,} tokens"
 
 
 def test_a_new_measured_run_is_one_entry(tmp_path: Path):

@@ -160,6 +160,29 @@ def test_the_measured_one_h200_profiles_stay_where_the_model_allows():
         assert not (sizing.param_offload or sizing.optimizer_offload)
 
 
+@pytest.mark.parametrize("shape, model, critic", [
+    (ONE_H200, "qwen2.5-0.5b", 32768),  # the forward budget: the critic's update of 32,768 tokens fits (62.4 GiB)
+    (ONE_H200, "qwen2.5-1.5b", 16384),  # 32,768 tokens without checkpointing: 88 GiB of activations, too many
+    (ONE_H200, "qwen2.5-3b", 8192),  # the training budget
+    (CATALOG.shapes["a10-24g-x4"], "qwen2.5-0.5b", 8192),  # above the actor's 4,096: no logits in the critic's
+])
+def test_the_critics_budget_is_the_largest_that_fits_its_update_up_to_the_forward_budget(shape, model, critic):
+    """veRL 0.9.1's default trainer packs the critic's update by the budget of its values pass (files/verl-versions.yaml
+    criticUpdateBudget): the critic's budget is the largest power of two with which every phase fits with the margin,
+    its update planned at it, at most the forward budget; twice it does not fit."""
+    profile = CATALOG.models[model]
+    sizing = size(shape, profile, V091)
+    assert sizing.critic_token_budget == critic
+    assert sizing.train_token_budget <= critic <= sizing.forward_token_budget
+    phases = {phase.name: phase for phase in planned(shape, profile, sizing)}
+    assert f"activations of {critic:,} tokens" in phases["update_critic"].training[-1].label
+    assert worst(phases.values()) <= shape.gpu_memory_gib
+    if critic < sizing.forward_token_budget:
+        doubled = replace(sizing, critic_token_budget=2 * critic)
+        update = next(phase for phase in planned(shape, profile, doubled) if phase.name == "update_critic")
+        assert update.margin_gib > shape.gpu_memory_gib
+
+
 def test_no_dynamic_batching_where_one_sequence_does_not_fit():
     big = CATALOG.models["qwen2.5-7b"]
     a10 = size(CATALOG.shapes["a10-24g-x4"], big, V091)
@@ -177,6 +200,7 @@ def test_budgets_hold_a_whole_row_and_are_powers_of_two(shape_name, model):
         assert sizing.train_token_budget >= run.sequence_length
         assert sizing.train_token_budget & (sizing.train_token_budget - 1) == 0
         assert sizing.forward_token_budget == 2 * sizing.train_token_budget
+        assert sizing.critic_token_budget in (sizing.train_token_budget, sizing.forward_token_budget)
         if not sizing.gradient_checkpointing and sizing.train_token_budget < sizing_module.LAUNCH_BOUND_TOKENS:
             shape, profile = CATALOG.shapes[shape_name], CATALOG.models[model]
             gpus = shape.gpus_per_node

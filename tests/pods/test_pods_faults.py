@@ -1,8 +1,9 @@
 """Tier 7: the fault matrix on real pods. One release on the real node runs the checkpointing stand-in
 (support/stand_in_ranks.py: like veRL it holds a rank with the GPUs of every Ray node and checkpoints to
 trainer.default_local_dir on the shared volume, a step at a time); each test starts a run of its own (an
-upgrade to a checkpoint directory of its own: a new submitter Job), strikes it after step FAULT_AT, and
-measures what the fault matrix of docs/operations.md reports:
+upgrade to a checkpoint directory of its own: a new submitter Job), strikes it after step FAULT_AT as the cluster
+does (a pod deleted or evicted with its grace period, a failed node's pod killed without warning), the run long
+enough to outlast the grace period, and measures what the fault matrix of docs/operations.md reports:
 - runs at once: the most Ray job attempts of the release running at one moment (their start and end times
   on the head; an attempt lost with its head ends when the head went), never more than one;
 - resumed from: the step each attempt started at (its first step in the run's journal, where every
@@ -23,9 +24,11 @@ import time
 import pytest
 from kubernetes import client
 
-from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEPS, SUPERSEDED_STEPS, Outcome, Run, \
-    assert_succeeded, copy_stand_ins, head_lost, outcome, print_row, run_sets, start_run
+from support.faultrun import FAULT_AT, LONG_STEPS, STAND_IN_VALUES, STEP_SECONDS, STEPS, SUPERSEDED_STEPS, \
+    Outcome, Run, assert_succeeded, copy_stand_ins, drain_seconds, fail_node_of, grace_seconds, head_lost, outcome, \
+    print_row, run_sets, start_run, steps_outlasting
 from support.podrelease import PodRelease, installed
+from support.stand_in_steps import read_journal
 from lab.localcluster import processes
 from lab.localcluster.pods import terminated_exit_code
 from lab.localcluster.realnode import NAME as NODE
@@ -128,19 +131,46 @@ def test_an_upgrade_that_changes_the_run_during_a_run(release):
     print_row(result, "`helm upgrade` changing the run")
 
 
-# A pod lost, not shut down: Ray 2.60's raylet drains on SIGTERM and its actors keep answering through the
-# pod's 30-s grace period, long enough for the stand-in's whole run to finish; a node that fails gives none.
-LOST = 0
-
-
 def test_the_worker_pod_deleted(release):
-    """The stand-in, like veRL, loses a rank: attempt 1 fails; the Job's next pod waits for the GPUs
-    (KubeRay's new worker) and resumes."""
-    run = start_run(release, "worker")
-    release.core.delete_namespaced_pod(release.worker, NAMESPACE, grace_period_seconds=LOST)
+    """Deleted as `kubectl delete pod` does, with the pod's grace period: Ray drains the worker's node and the run
+    goes on through the drain; then its rank is lost, as veRL's would be: attempt 1 fails, and the Job's next pod
+    waits for the GPUs (KubeRay's new worker) and resumes from the last checkpoint."""
+    grace, drain = grace_seconds(release, "worker"), drain_seconds(release, "worker")
+    run = start_run(release, "worker", steps_outlasting(grace))
+    deleted = written_steps(run)
+    release.core.delete_namespaced_pod(release.worker, NAMESPACE)
     result = outcome(release, run)
     assert_failed_then_resumed(result, run)
-    print_row(result, "worker pod deleted")
+    assert_ran_on_through_the_drain(result, deleted, drain)
+    print_row(result, f"worker pod deleted (its grace period, {grace} s)")
+
+
+def written_steps(run: Run) -> int:
+    """The run's newest checkpointed step now."""
+    return len(read_journal(run.checkpoints))
+
+
+def assert_ran_on_through_the_drain(result: Outcome, struck_at: int, drain: int) -> None:
+    """The run went on while Ray drained the node for `drain` seconds: at least half the drain's steps were
+    checkpointed after the fault (half: 2 busy cores)."""
+    drained_steps = drain // STEP_SECONDS
+    print(f"\nstruck after step {struck_at}; attempt 2 resumed at step {result.resumed_from[1]} "
+          f"(the drain: {drain} s, {drained_steps} steps of {STEP_SECONDS} s)")
+    assert result.resumed_from[1] - 1 - struck_at >= drained_steps // 2, (struck_at, result.resumed_from)
+
+
+def test_the_workers_node_failed(release):
+    """A node that fails gives no warning: the worker's processes die at once (no SIGTERM, no drain) and the pod is
+    deleted with no grace period, as Kubernetes does for the pods of a node out of service. The rank is lost at
+    once: attempt 1 fails and attempt 2 resumes from the last checkpoint on KubeRay's new worker."""
+    run = start_run(release, "node-failed", LONG_STEPS)
+    struck_at = written_steps(run)
+    fail_node_of(release, release.worker)
+    result = outcome(release, run)
+    assert_failed_then_resumed(result, run)
+    # Nothing ran on after the fault: at most the step under way when the node failed was written.
+    assert result.resumed_from[1] - 1 <= struck_at + 1, (struck_at, result.resumed_from)
+    print_row(result, "worker's node failed (its processes killed, the pod force-deleted)")
 
 
 def assert_failed_then_resumed(result: Outcome, run: Run) -> None:
@@ -157,17 +187,20 @@ def set_unschedulable(release: PodRelease, cordoned: bool) -> None:
 
 
 def test_the_workers_node_drained(release):
-    """One real node: drain means cordon it and evict the worker pod (the one pod a GPU node of a real
-    cluster holds). The new worker and the submitter's next pod stay Pending while the node is cordoned,
-    and nothing is submitted; uncordoned, the cluster is whole again and attempt 2 resumes."""
-    run = start_run(release, "drain")
+    """`kubectl drain` with one real node: cordon it and evict the worker pod (the one pod a GPU node of a real
+    cluster holds) through the Eviction API with the pod's own grace period, as kubectl drain does by default. Ray
+    drains the node and the run goes on through it; then attempt 1 fails. The new worker and the submitter's next
+    pod stay Pending while the node is cordoned, and nothing is submitted; uncordoned, the cluster is whole again
+    and attempt 2 resumes from the last checkpoint: one run, each attempt submitted once."""
+    grace, drain = grace_seconds(release, "worker"), drain_seconds(release, "worker")
+    run = start_run(release, "drain", steps_outlasting(grace))
     set_unschedulable(release, True)
     try:
         worker = release.worker
+        struck_at = written_steps(run)
         release.core.create_namespaced_pod_eviction(worker, NAMESPACE, client.V1Eviction(
-            metadata=client.V1ObjectMeta(name=worker, namespace=NAMESPACE),
-            delete_options=client.V1DeleteOptions(grace_period_seconds=LOST)))
-        release.wait_ray_job(f"{run.job}-a1", {"FAILED"}, timeout=180)
+            metadata=client.V1ObjectMeta(name=worker, namespace=NAMESPACE)))
+        release.wait_ray_job(f"{run.job}-a1", {"FAILED"}, timeout=grace + 180)
         processes.wait_for("the new worker Pending on the cordoned node",
                            lambda: release.pod("worker").status.phase == "Pending"
                            and release.pod("worker").metadata.name != worker, 120)
@@ -178,16 +211,24 @@ def test_the_workers_node_drained(release):
         set_unschedulable(release, False)
     result = outcome(release, run)
     assert_failed_then_resumed(result, run)
-    print_row(result, "worker's node drained (cordon, evict the worker; uncordon after 30 s)")
+    assert_ran_on_through_the_drain(result, struck_at, drain)
+    # One run: the head's job list holds this run's two attempts once each (and its preflights), nothing else.
+    ours = sorted(i for i in release.ray_jobs() if i.startswith(run.job) and "-preflight-" not in i)
+    assert ours == [f"{run.job}-a1", f"{run.job}-a2"], ours
+    print_row(result, f"worker's node drained (cordon, evict the worker with its {grace}-s grace period; "
+                      "uncordon after 30 s)")
 
 
 def test_the_head_pod_deleted_mid_run(release):
-    """Without GCS fault tolerance the Ray job goes with the head: the submitter notices the new head does
-    not know it, waits for the cluster to be whole again and starts attempt 2 from the last checkpoint."""
-    run = start_run(release, "head")
+    """Deleted with the pod's grace period: the head drains and the run goes on until its processes stop; without
+    GCS fault tolerance the Ray job goes with the head: the submitter notices the new head does not know it,
+    waits for the cluster to be whole again and starts attempt 2 from the last checkpoint."""
+    grace, drain = grace_seconds(release, "head"), drain_seconds(release, "head")
+    run = start_run(release, "head", steps_outlasting(grace))
     head = release.head
-    run.lost = head_lost(release)
-    release.core.delete_namespaced_pod(head, NAMESPACE, grace_period_seconds=LOST)
+    struck_at = written_steps(run)
+    release.core.delete_namespaced_pod(head, NAMESPACE)
+    run.lost = head_lost(release, head, timeout=grace + 60)
     result = outcome(release, run)
     assert result.attempts[1]["status"] == "LOST"  # known only from before: the new head never had it
     assert_succeeded(result, run, attempts=2)
@@ -196,4 +237,5 @@ def test_the_head_pod_deleted_mid_run(release):
     assert f"the head does not know {run.job}-a1" in result.logs, result.logs
     assert f"{run.job}-a1 ended LOST: starting attempt 2, resuming from the last checkpoint" in result.logs
     assert len(result.pods) == 1  # the same submitter pod waited and submitted again
-    print_row(result, "head pod deleted")
+    assert_ran_on_through_the_drain(result, struck_at, drain)
+    print_row(result, f"head pod deleted (its grace period, {grace} s; no GCS fault tolerance)")

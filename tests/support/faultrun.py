@@ -7,7 +7,10 @@ is an upgrade to a checkpoint directory of its own (run_sets): a new submitter J
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +20,9 @@ from kubernetes import client
 from support.podrelease import PodRelease
 from support.realnode import VALUES
 from support.stand_in_steps import read_journal, wait_for_step
+from lab.localcluster import processes
 from lab.localcluster.pods import terminated_exit_code
+from lab.localcluster.realnode import pod_pids
 
 MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
 # Steps of a run, and of a run that must outlast a new submitter pod (its start and preflight: half a minute
@@ -34,6 +39,9 @@ STAND_IN_VALUES = ["-f", str(VALUES),
                "--set-string", f"ppo-job.runtimeEnv.env.STAND_IN_STEP_SECONDS={STEP_SECONDS}",
                "--set", f"ppo-job.submitter.maxAttempts={MAX_ATTEMPTS}"]
 RUN_TIMEOUT = 600  # a head replaced and its worker rejoined on 2 busy cores takes minutes
+# After a pod's grace period, what the run still needs to show its loss: a rank's answer awaited (the stand-in's
+# RANK_TIMEOUT) and the step under way.
+LOSS_SHOWN_SECONDS = 60 + STEP_SECONDS
 
 
 @dataclass
@@ -84,6 +92,45 @@ def start_run(release: PodRelease, row: str, steps: int = STEPS) -> Run:
     return run
 
 
+def steps_outlasting(grace_seconds: int) -> int:
+    """Steps of a run struck at FAULT_AT that is still going when a pod stopped with this grace period is gone: Ray
+    drains a node on SIGTERM and the run goes on for most of the grace period, so a shorter run would end
+    SUCCEEDED inside it and show nothing of the fault."""
+    return FAULT_AT + math.ceil((grace_seconds + LOSS_SHOWN_SECONDS) / STEP_SECONDS)
+
+
+def grace_seconds(release: PodRelease, node_type: str) -> int:
+    """The grace period of the release's Ray pod of this type (the chart's raycluster.terminationGracePeriodSeconds)."""
+    return release.pod(node_type).spec.termination_grace_period_seconds
+
+
+def drain_seconds(release: PodRelease, node_type: str) -> int:
+    """How long Ray drains the node of the release's Ray pod of this type on SIGTERM (the chart's
+    RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S: the grace period less the teardown's share)."""
+    [value] = [e.value for e in release.pod(node_type).spec.containers[0].env
+               if e.name == "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"]
+    return int(value)
+
+
+def fail_node_of(release: PodRelease, pod: str, down_seconds: float = 5) -> None:
+    """What a failed node does to its pods, the pod standing for its node (the one real node holds the head too):
+    the kubelet stops (SIGSTOP: nothing restarts, stops or reports the pod), every process of the pod dies at once
+    (SIGKILL, no SIGTERM: no drain, no grace period), and the pod is deleted with no grace period, as the pod
+    garbage collector does for the pods of a node marked out of service (or an operator's `kubectl delete --force`)
+    once the node is NotReady. The kubelet comes back after down_seconds (a node replaced, in a real cluster) and
+    clears what is left of the pod."""
+    uid = release.core.read_namespaced_pod(pod, release.namespace).metadata.uid
+    kubelet = processes.pids(release.cluster.state)["kubelet"]
+    os.kill(kubelet, signal.SIGSTOP)
+    try:
+        for pid in pod_pids(uid):
+            processes.kill(pid)
+        release.core.delete_namespaced_pod(pod, release.namespace, grace_period_seconds=0)
+        time.sleep(down_seconds)
+    finally:
+        os.kill(kubelet, signal.SIGCONT)
+
+
 def most_at_once(jobs: list[dict]) -> int:
     """The most of these Ray jobs running at one moment, by their start and end times (ms; running: no end)."""
     edges = sorted([(j["start_time"], 1) for j in jobs] + [(j["end_time"] or float("inf"), -1) for j in jobs],
@@ -95,11 +142,28 @@ def most_at_once(jobs: list[dict]) -> int:
     return most
 
 
-def head_lost(release: PodRelease) -> dict[str, dict]:
-    """The head's Ray jobs as the head goes (without GCS fault tolerance they go with it): a running one
-    ends now."""
+def head_lost(release: PodRelease, head: str, timeout: float) -> dict[str, dict]:
+    """The head's Ray jobs as the head goes (without GCS fault tolerance they go with it): read while its pod
+    stops (Ray's drain keeps it answering for most of the grace period), a running one ending when the pod is gone."""
+    jobs = release.ray_jobs_of(head)
+
+    def gone() -> bool:
+        nonlocal jobs
+        try:
+            release.core.read_namespaced_pod(head, release.namespace)
+        except client.ApiException as error:
+            if error.status == 404:
+                return True
+            raise
+        try:
+            jobs = release.ray_jobs_of(head, patience=0)
+        except Exception:  # noqa: BLE001 - its dashboard stopped or its container refuses the exec: it is going
+            pass
+        return False
+
+    processes.wait_for(f"head {head} gone", gone, timeout, interval=2)
     now = time.time() * 1000
-    return {i: {**j, "status": "LOST", "end_time": j["end_time"] or now} for i, j in release.ray_jobs().items()}
+    return {i: {**j, "status": "LOST", "end_time": j["end_time"] or now} for i, j in jobs.items()}
 
 
 def outcome(release: PodRelease, run: Run) -> Outcome:

@@ -78,6 +78,10 @@ class PodRelease:
     def ray_jobs(self) -> dict[str, dict]:
         return ray_jobs(self.api, self.namespace, self.head)
 
+    def ray_jobs_of(self, head: str, patience: float = 120) -> dict[str, dict]:
+        """The Ray jobs as this head pod reports them (one that is going, too)."""
+        return ray_jobs(self.api, self.namespace, head, patience)
+
     def alive_ray_nodes(self) -> dict[str, str]:
         """Ray's alive nodes as the head sees them, by node id: their addresses."""
         result = python_in(self.api, self.namespace, self.head, """

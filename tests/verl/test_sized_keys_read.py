@@ -139,3 +139,47 @@ def test_the_index_finds_a_key_only_its_declarations_name(tmp_path):
     assert not verlreads.is_read("0.9.1", "critic.forward_max_token_len_per_gpu")  # declared, deprecated, unread
     assert verlreads.is_read("0.9.1", "+critic.ppo_infer_max_token_len_per_gpu")
     assert verlreads.is_read("0.4.1", "critic.forward_max_token_len_per_gpu")
+
+
+# The code that packs the critic's update in each version's default trainer: 0.9.1's sets the critic engine's training
+# budget (trainer/ppo/v1/trainer_base.py); 0.3's and 0.4's critic packs each mini batch in update_critic.
+CRITIC_UPDATE_CODE = {"0.3.0.post1": "verl/workers/critic/dp_critic.py", "0.4.1": "verl/workers/critic/dp_critic.py",
+                      "0.9.1": "verl/trainer/ppo/v1/trainer_base.py"}
+BUDGET_NAME = "max_token_len_per_gpu"
+
+
+def critic_update_reads(version: str) -> set[str]:
+    """The config names ending in max_token_len_per_gpu that pack the critic's update: the value assigned to a
+    critic's `.max_token_len_per_gpu`, or read inside `update_critic`."""
+    import ast
+
+    tree = ast.parse((verlreads.source_dir(version) / CRITIC_UPDATE_CODE[version]).read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(target, ast.Attribute) and target.attr == BUDGET_NAME
+                                                and "critic" in ast.unparse(target) for target in node.targets):
+            scope = node.value
+        elif isinstance(node, ast.FunctionDef) and node.name == "update_critic":
+            scope = node
+        else:
+            continue
+        found |= {name.attr for name in ast.walk(scope)
+                  if isinstance(name, ast.Attribute) and name.attr.endswith(BUDGET_NAME)}
+    return found
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_the_critics_update_budget_fact_is_the_key_its_trainer_packs_the_update_by(version):
+    """files/verl-versions.yaml's criticUpdateBudget (the plan and the sizing train the critic at it) names the value
+    whose rendered key the version's default trainer packs the critic's update by."""
+    from generator.verlversions import by_version
+
+    budgets = {"ppoMaxTokenLenPerGpu": 2048, "forwardMaxTokenLenPerGpu": 6144}
+    settings = ["--set", "ppo-job.algorithm.name=ppo", "--set-string", f"ppo-job.verlVersion={version}",
+                "--set", "ppo-job.actor.useDynamicBsz=true",
+                *(word for name, tokens in budgets.items() for word in ("--set", f"ppo-job.critic.{name}={tokens}"))]
+    rendered = overrides(rendered_command(*settings))
+    fact = by_version()[version].critic_update_budget
+    (key,) = [key for key, value in rendered.items() if key.lstrip("+").startswith("critic.")
+              and value == str(budgets[fact])]
+    assert critic_update_reads(version) == {key.rsplit(".", 1)[-1]}, (fact, key)

@@ -22,6 +22,7 @@ from support.tools import ROOT, helm_binaries, verl_config_dir, verl_versions
 
 # Every veRL run the chart renders: the defaults, values/ and the ci/ scenarios.
 VALUES_FILES = [None, *sorted((ROOT / "values").glob("*.yaml")),
+                *sorted((ROOT / "values" / "examples").glob("*.yaml")),
                 *sorted((ROOT / "charts" / "verl-ppo" / "ci").glob("*-values.yaml"))]
 ALGORITHMS = algorithms()
 VERSIONS = by_version()
@@ -390,3 +391,48 @@ def test_rollout_server_metrics_compose_and_switch_verls_metrics_on(engine):
     # The head's sidecar listens on that port and reads that file (raycluster.rolloutPrometheusContainer).
     assert (rollout.prometheus.port, rollout.prometheus.file) == (9090, "/tmp/ray/verl-ppo/rollout-prometheus.yml")
     assert verlconfig.type_violations(verl_config_dir("0.9.1"), config) == []
+
+
+LORA_VERSIONS = [version for version, entry in VERSIONS.items() if dict(entry.other).get("loraKeys")]
+
+
+@pytest.mark.parametrize("version", LORA_VERSIONS)
+@pytest.mark.parametrize("algorithm", ["ppo", "grpo"])
+def test_lora_lands_where_each_version_reads_it(algorithm, version):
+    """model.lora and critic.lora, as far as the version reads them (files/verl-versions.yaml loraKeys), composed with
+    its config; the rollout loads vLLM's base from the safetensors (veRL's LoRA guide), the frozen base in bf16 where
+    the version has the key."""
+    facts = dict(VERSIONS[version].other)
+    keys = facts["loraKeys"]
+    settings = ["--set", f"ppo-job.algorithm.name={algorithm}", "--set-string", f"ppo-job.verlVersion={version}",
+                "--set", "ppo-job.model.path=/data/Qwen2.5-7B-Instruct",
+                "--set", "ppo-job.model.lora.rank=32,ppo-job.model.lora.alpha=64,ppo-job.model.lora.layeredSummon=true",
+                "--set-json", 'ppo-job.model.lora.targetModules=["q_proj","v_proj"]',
+                "--set", "ppo-job.critic.lora.rank=8"]
+    if "excludeModules" in keys:
+        settings += ["--set-json", 'ppo-job.critic.lora.excludeModules=["down_proj"]']
+    if "adapterPath" in keys:
+        settings += ["--set", "ppo-job.model.lora.adapterPath=/data/adapters/run 1/lora_adapter"]
+    config = compose_with_verl(version, rendered_command(*settings)[3:])
+    assert verlconfig.type_violations(verl_config_dir(version), config) == []
+    model, rollout = config.actor_rollout_ref.model, config.actor_rollout_ref.rollout
+    assert (model.lora_rank, model.lora_alpha, list(model.target_modules)) == (32, 64, ["q_proj", "v_proj"])
+    assert (rollout.load_format, rollout.layered_summon) == ("safetensors", True)
+    if "adapterPath" in keys:
+        assert model.lora_adapter_path == "/data/adapters/run 1/lora_adapter"
+    if facts["loraBaseDtype"]:
+        assert config.actor_rollout_ref.actor.fsdp_config.model_dtype == "bf16"
+    if algorithm == "ppo":
+        critic = config.critic.model
+        assert (critic.lora_rank, critic.lora_alpha, critic.target_modules) == (8, 16, "all-linear")
+        if "excludeModules" in keys:
+            assert critic.exclude_modules == ".*[.](down_proj)"  # peft: a pattern of the whole module name
+    else:
+        assert config.critic.model.lora_rank == 0  # no critic: its LoRA is not rendered
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_no_lora_key_is_rendered_without_lora(version):
+    """LoRA off (rank 0, the default) renders none of its keys: every existing run's command stays as it was."""
+    words = rendered_command("--set-string", f"ppo-job.verlVersion={version}")
+    assert not [word for word in words if "lora" in word or "load_format" in word or "model_dtype" in word]

@@ -324,3 +324,34 @@ def test_ladder_runs_are_the_generators_one_gpu_profile_and_the_seeds(tmp_path, 
         assert args["actor_rollout_ref.model.path"] == render_jobs.model_path("qwen2.5-3b")
     assert seed_args["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] == "4"
     assert generated_args["actor_rollout_ref.actor.use_dynamic_bsz"] == "true"
+
+
+def test_the_lora_7b_run_is_the_generators_lora_sizing_for_one_h200(tmp_path, monkeypatch):
+    """Issue 35 item 3, left ready for the GPU: vllm-lora-7b is the generator's GRPO values for one H200 at 7B with LoRA
+    rank 32 (the chart's LoRA keys and the rollout's safetensors loading), its full fine-tune twin differs only by
+    LoRA and what the sizing chose for it, and the proof names both and checks the LoRA run's adapter."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    lora = render_jobs.RUNS["vllm-lora-7b"]
+    values = yaml.safe_load(render_jobs.one_gpu_values(ROOT, lora.model, tmp_path, lora.algorithm,
+                                                       lora.lora_rank).read_text())
+    assert values["ppo-job"]["model"]["lora"]["rank"] == 32 and values["ppo-job"]["algorithm"]["name"] == "grpo"
+    run, args = rendered(tmp_path / "jobs", "vllm-lora-7b", 1)
+    assert (args["actor_rollout_ref.model.lora_rank"], args["actor_rollout_ref.rollout.load_format"]) == \
+        ("32", "safetensors")
+    assert args["actor_rollout_ref.rollout.n"] == "5" and args["trainer.total_training_steps"] == "3"
+    assert args["actor_rollout_ref.model.path"] == render_jobs.model_path("qwen2.5-7b")
+    assert args["actor_rollout_ref.rollout.gpu_memory_utilization"] == \
+        str(values["ppo-job"]["rollout"]["gpuMemoryUtilization"])
+    _, full = rendered(tmp_path / "jobs", "vllm-7b-grpo-full", 1)
+    assert not [key for key in full if "lora" in key]
+    assert proof.MODES["vllm-lora-7b"] == ["vllm-lora-7b"] and proof.MODES["vllm-7b-full"] == ["vllm-7b-grpo-full"]
+    spec = json.loads((tmp_path / "jobs" / render_jobs.run_folder("vllm-lora-7b", 1) / "job.json").read_text())
+    assert proof.lora_rank(spec["entrypoint"]) == 32 and run["steps"] == 3
+
+
+def test_a_lora_checkpoint_without_its_adapter_fails_the_check(tmp_path):
+    """The proof's adapter check on a checkpoint the run did not write: no lora_train_meta.json, no PEFT files."""
+    (tmp_path / "global_step_3" / "actor").mkdir(parents=True)
+    found = proof.adapter_check(str(tmp_path), "3", 32, timeout=120)
+    assert not found["ok"] and found["meta"] is None and found["peft_files"] == []
+    assert not (tmp_path / "global_step_3" / "merged").exists()

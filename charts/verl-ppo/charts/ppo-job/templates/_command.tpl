@@ -72,6 +72,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if and $usesRef $v.ref.paramOffload }}{{ $o = append $o "actor_rollout_ref.ref.fsdp_config.param_offload=true" }}{{ end }}
 {{- if and $usesCritic $v.critic.paramOffload }}{{ $o = append $o (printf "%s.param_offload=true" $critic) }}{{ end }}
 {{- if and $usesCritic $v.critic.optimizerOffload }}{{ $o = append $o (printf "%s.optimizer_offload=true" $critic) }}{{ end }}
+{{- $o = concat $o (include "ppo-job.loraOverrides" . | fromJsonArray) }}
 {{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" (include "verl-ppo.hydraValue" $v.rollout.name)) }}{{ end }}
 {{- with $facts.rolloutMode }}{{ $o = append $o (printf "actor_rollout_ref.rollout.mode=%s" .) }}{{ end }}
 {{- with $facts.trainerModeKey }}{{ $o = append $o (printf "%s=%s" . $v.trainer.mode) }}{{ end }}
@@ -147,6 +148,57 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   "trainer.v1.sampler.custom_sampler.name=quick_poll_replay_buffer" -}}
 {{- range $kwargs }}{{ $o = append $o (printf "+trainer.v1.sampler.sampler_kwargs.%s" .) }}{{ end -}}
 {{- end -}}
+{{- toJson $o -}}
+{{- end -}}
+
+{{/* The trained models with LoRA on (rank above 0), each as {lora, model (its Hydra prefix), fsdp (its FSDP settings' key)}:
+     the actor's, and the critic's where the algorithm trains one. A JSON list. */}}
+{{- define "ppo-job.loraModels" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $models := list -}}
+{{- if gt (int .Values.model.lora.rank) 0 }}
+{{- $models = append $models (dict "field" "ppo-job.model.lora" "lora" .Values.model.lora "path" .Values.model.path
+  "model" "actor_rollout_ref.model" "fsdp" "actor_rollout_ref.actor.fsdp_config") }}
+{{- end }}
+{{- if and ((include "ppo-job.algorithm" . | fromJson).critic | default false) (gt (int .Values.critic.lora.rank) 0) }}
+{{- $models = append $models (dict "field" "ppo-job.critic.lora" "lora" .Values.critic.lora
+  "path" (default .Values.model.path .Values.critic.modelPath) "model" "critic.model" "fsdp" $facts.criticFsdpKey) }}
+{{- end }}
+{{- toJson $models -}}
+{{- end -}}
+
+{{/* A target module list as Hydra reads it: all-linear as it is, a list as [a,b] (the schema admits module names only). */}}
+{{- define "ppo-job.loraModules" -}}
+{{- if kindIs "string" . }}{{ . }}{{ else }}[{{ join "," . }}]{{ end -}}
+{{- end -}}
+
+{{/* LoRA to the keys the chosen veRL reads (files/verl-versions.yaml loraKeys; the rulebook refuses what it lacks), the
+     frozen base in bf16 where the version can say so, and what veRL's LoRA guide requires of the rollout: vLLM loads
+     the base from the model's safetensors (its default, dummy weights, would never receive them: only the adapter is
+     synced). A JSON list. */}}
+{{- define "ppo-job.loraOverrides" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $keys := $facts.loraKeys | default list -}}
+{{- $o := list -}}
+{{- range (include "ppo-job.loraModels" . | fromJsonArray) }}
+{{- if has "rank" $keys }}
+{{- $o = concat $o (list (printf "%s.lora_rank=%d" .model (int .lora.rank)) (printf "%s.lora_alpha=%d" .model (int .lora.alpha))
+  (printf "%s.target_modules=%s" .model (include "ppo-job.loraModules" .lora.targetModules))) }}
+{{- if and .lora.excludeModules (has "excludeModules" $keys) }}
+{{- /* veRL 0.9.1 declares text (peft: a regular expression the whole module name matches), not a list. */}}
+{{- $pattern := printf ".*[.](%s)" (join "|" .lora.excludeModules) -}}
+{{- $o = append $o (printf "%s.exclude_modules=%s" .model (include "verl-ppo.hydraValue" $pattern)) }}
+{{- end }}
+{{- if and .lora.adapterPath (has "adapterPath" $keys) }}
+{{- $o = append $o (printf "%s.lora_adapter_path=%s" .model (include "verl-ppo.hydraValue" .lora.adapterPath)) }}
+{{- end }}
+{{- if $facts.loraBaseDtype }}{{ $o = append $o (printf "%s.model_dtype=bf16" .fsdp) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- if and (gt (int .Values.model.lora.rank) 0) (has "rank" $keys) }}
+{{- $o = append $o "actor_rollout_ref.rollout.load_format=safetensors" }}
+{{- if .Values.model.lora.layeredSummon }}{{ $o = append $o "actor_rollout_ref.rollout.layered_summon=true" }}{{ end }}
+{{- end }}
 {{- toJson $o -}}
 {{- end -}}
 

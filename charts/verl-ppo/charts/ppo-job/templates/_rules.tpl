@@ -40,6 +40,10 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.otherMode" . -}}
 {{- include "ppo-job.rules.rewardPath" . -}}
 {{- include "ppo-job.rules.rolloutMetrics" . -}}
+{{- include "ppo-job.rules.loraInVersion" . -}}
+{{- include "ppo-job.rules.loraAdapterNeedsRank" . -}}
+{{- include "ppo-job.rules.loraAdapterOnVolume" . -}}
+{{- include "ppo-job.rules.loraModules" . -}}
 {{- end -}}
 
 {{/* FSDP splits B x N samples evenly over the n GPUs (veRL: B*N % n == 0). */}}
@@ -614,5 +618,83 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $problem := printf "has a '..' segment: it reads %s%s" (clean $path) (ternary (printf ", off the shared volume (%s)" $mount) "" $leaves) -}}
 {{- $fix := printf "write the file's own path without '..', e.g. --set ppo-job.reward.functionPath=%s/rewards/score.py" $mount -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.reward.functionPath" "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* LoRA needs a veRL whose workers read it (files/verl-versions.yaml loraKeys): each LoRA value set, for the actor and
+     the critic, against the version's keys. */}}
+{{- define "ppo-job.rules.loraInVersion" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- if $facts -}}
+{{- $keys := $facts.loraKeys | default list -}}
+{{- $newest := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "loraKeys" "engine" "") -}}
+{{- range $model := include "ppo-job.loraModels" . | fromJsonArray -}}
+{{- $set := dict "rank" .lora.rank "excludeModules" .lora.excludeModules "adapterPath" .lora.adapterPath -}}
+{{- range $name := list "rank" "excludeModules" "adapterPath" -}}
+{{- $value := get $set $name -}}
+{{- if and $value (not (has $name $keys)) -}}
+{{- $problem := printf "is a LoRA setting veRL %s does not read (%s)" (toString $.Values.verlVersion)
+  (ternary "it has no LoRA" (printf "it reads %s" (join ", " $keys)) (empty $keys)) -}}
+{{- $fix := printf "--set ppo-job.verlVersion=%s with an image of that veRL, or remove it" $newest -}}
+{{- $shown := ternary (toJson $value) (toString $value) (kindIs "slice" $value) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $model.field $name) "value" $shown "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An adapter to start from needs LoRA on: veRL would load it (and use the actor without it as the reference) while
+     the rank says the whole model trains. */}}
+{{- define "ppo-job.rules.loraAdapterNeedsRank" -}}
+{{- range $field, $lora := dict "ppo-job.model.lora" .Values.model.lora "ppo-job.critic.lora" .Values.critic.lora -}}
+{{- if and $lora.adapterPath (eq (int $lora.rank) 0) -}}
+{{- $problem := "is set while the rank is 0 (no LoRA: the whole model trains)" -}}
+{{- $fix := printf "--set %s.rank=<the adapter's rank, its adapter_config.json r>, or --set %s.adapterPath=''" $field $field -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.adapterPath" $field) "value" $lora.adapterPath
+  "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The adapter to start from is read on every Ray node: on the shared volume, as the run's outputs are. */}}
+{{- define "ppo-job.rules.loraAdapterOnVolume" -}}
+{{- $mount := include "verl-ppo.mountPath" . -}}
+{{- range $field, $lora := dict "ppo-job.model.lora" .Values.model.lora "ppo-job.critic.lora" .Values.critic.lora -}}
+{{- $path := $lora.adapterPath -}}
+{{- if and $path (not (include "verl-ppo.onVolume" (dict "ctx" $ "path" $path))) -}}
+{{- $problem := printf "is not on the shared volume (%s) once normalised (%s): the Ray nodes cannot read it" $mount (clean $path) -}}
+{{- $fix := printf "--set %s.adapterPath=%s/checkpoints/<release>/<experiment>/lora_adapter (a saved adapter: docs/algorithms.md)"
+  $field $mount -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.adapterPath" $field) "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Target and excluded modules the model has, where its family is known from its path's last segment
+     (files/lora-modules.yaml): peft fails on a module name the model lacks only after the cluster came up. */}}
+{{- define "ppo-job.rules.loraModules" -}}
+{{- range (include "ppo-job.loraModels" . | fromJsonArray) -}}
+{{- $model := . -}}
+{{- $name := lower (base (trimSuffix "/" .path)) -}}
+{{- range ($.Files.Get "files/lora-modules.yaml" | fromYamlArray) -}}
+{{- $family := . -}}
+{{- if regexMatch $family.match $name -}}
+{{- range $key := list "targetModules" "excludeModules" -}}
+{{- $modules := get $model.lora $key -}}
+{{- if kindIs "slice" $modules -}}
+{{- $unknown := list -}}
+{{- range $modules }}{{ if not (has . $family.modules) }}{{ $unknown = append $unknown . }}{{ end }}{{ end -}}
+{{- if $unknown -}}
+{{- $problem := printf "names %s, which %s models (%s) do not have: they have %s" (join ", " $unknown) $family.family
+  $model.path (join ", " $family.modules) -}}
+{{- $fix := printf "--set %s.%s=all-linear, or list modules of those above" $model.field $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $model.field $key) "value" (toJson $modules)
+  "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -25,6 +25,8 @@ spec:
   {{- with $values.priorityClassName }}
   priorityClassName: {{ . | quote }}
   {{- end }}
+  # SIGTERM: Ray drains its node (RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S, below), then stops its processes within this.
+  terminationGracePeriodSeconds: {{ int $values.terminationGracePeriodSeconds }}
   {{- with include "raycluster.serviceAccount" (dict "ctx" $ctx "role" .role) }}{{ . | nindent 2 }}{{ end }}
   securityContext:
     {{- mergeOverwrite (dict "seccompProfile" (dict "type" "RuntimeDefault")) (deepCopy ($values.podSecurityContext | default dict)) | toYaml | nindent 4 }}
@@ -127,6 +129,8 @@ spec:
 {{- $values := .ctx.Values -}}
 - name: PYTHONPATH
   value: {{ include "raycluster.pythonPath" .ctx | quote }}
+- name: RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S
+  value: {{ include "raycluster.rayDrainSeconds" .ctx | quote }}
 {{- include "raycluster.observabilityEnv" . }}
 {{- with $values.tracing.disabledInstrumentations }}
 - name: OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
@@ -145,6 +149,7 @@ spec:
      drops them there). */}}
 {{- define "raycluster.ownedEnv" -}}
 {{- $owned := dict "PYTHONPATH" "raycluster.pythonPath" "TENSORBOARD_DIR" "global.tensorboard.enabled"
+  "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S" "raycluster.terminationGracePeriodSeconds"
   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" "raycluster.tracing.startupHook.otlpEndpoint"
   "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" "raycluster.tracing.startupHook.otlpProtocol"
   "OTEL_SERVICE_NAME" "global.fullnameOverride"
@@ -209,4 +214,11 @@ automountServiceAccountToken: false
       name: {{ $ref.secretName | quote }}
       key: {{ $ref.key | quote }}
 {{- end }}
+{{- end -}}
+
+{{/* Seconds Ray 2.60's SIGTERM handler drains its node before it stops its processes: the pod's grace period less
+     the teardown's 15 s (Ray gives each of its processes, raylet first, up to 1 s after a SIGTERM, one after another;
+     a head runs about ten, and a loaded node is slower). Ray's own default is 30 s, sized for Ray Serve's requests. */}}
+{{- define "raycluster.rayDrainSeconds" -}}
+{{- sub (int .Values.terminationGracePeriodSeconds) 15 -}}
 {{- end -}}
