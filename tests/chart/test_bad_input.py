@@ -92,6 +92,22 @@ def token_on(ray_sections: dict | None = None, **sections) -> dict:
     return values
 
 
+def pool(ray_pool: dict | None = None, trainer: dict | None = None, job_sections: dict | None = None,
+         **pool_values) -> dict:
+    """veRL 0.9.1's separate_async with a rollout pool (global.rolloutPool: enabled and `pool_values`), the trainer's
+    further values, ppo-job's other sections and raycluster.rolloutPool as given."""
+    values = {"global": {"rolloutPool": {"enabled": True, **pool_values}},
+              "ppo-job": {"verlVersion": "0.9.1", "trainer": {"mode": "separate_async", **(trainer or {})},
+                          **(job_sections or {})}}
+    if ray_pool is not None:
+        values["raycluster"] = {"rolloutPool": ray_pool}
+    return values
+
+
+# A pool on a node type of its own (so the same-node-type rule keeps out of the case).
+OWN_NODES = {"nodeSelector": {"node.kubernetes.io/instance-type": "ecs.gni3cl.8xlarge"}}
+
+
 def peers(**lists) -> dict:
     """The dashboard Ingress locked and the NetworkPolicy's peer lists as given."""
     return ray(ingress=NGINX_LOCKED, networkPolicy=lists)
@@ -229,6 +245,35 @@ CASES = [
                                                        extraArgs=["trainer.use_v1=false"]),
          "ppo-job.trainer.mode", mentions=["extraArgs[0]", "legacy"]),
     Case("unknown-trainer-mode", job(trainer={"mode": "separate"}), "ppo-job.trainer.mode", layer="schema"),
+    # Issue 36: the rollout pool and separate_async.
+    Case("separate-async-in-verl-0.4", pool(job_sections={"verlVersion": "0.4.1"}), "ppo-job.trainer.mode",
+         mentions=["0.4.1", "0.9.1"]),
+    Case("separate-async-without-a-pool", job(verlVersion="0.9.1", trainer={"mode": "separate_async"}),
+         "ppo-job.trainer.mode", mentions=["global.rolloutPool.enabled=true"]),
+    Case("rollout-pool-without-separate-async", {"global": {"rolloutPool": {"enabled": True}}},
+         "global.rolloutPool.enabled", mentions=["separate_async"]),
+    Case("rollout-pool-smaller-than-one-replica", pool(OWN_NODES, perNode=1, job_sections={
+        "rollout": {"tensorModelParallelSize": 2}}), "global.rolloutPool.perNode",
+         mentions=["tensorModelParallelSize"]),
+    Case("rollout-pool-replica-spans-its-nodes", pool(OWN_NODES, perNode=3, nodes=2, job_sections={
+        "rollout": {"tensorModelParallelSize": 2}}), "ppo-job.rollout.tensorModelParallelSize",
+         mentions=["global.rolloutPool.perNode"]),
+    Case("rollout-pool-without-gpus", pool(perNode=0), "global.rolloutPool.perNode", layer="schema"),
+    Case("rollout-pool-without-nodes", pool(nodes=0), "global.rolloutPool.nodes", layer="schema"),
+    Case("rollout-pool-asks-more-gpus-than-the-shared-node-type", pool(perNode=4), "global.rolloutPool.perNode",
+         mentions=["never schedule", "raycluster.rolloutPool.nodeSelector"]),
+    Case("rollout-pool-starves-the-shared-node-type", pool(perNode=1), "global.rolloutPool.perNode",
+         mentions=["idle", "raycluster.rolloutPool.nodeSelector"]),
+    Case("separate-async-batch-not-sync-steps-of-mini-batches",
+         pool(trainer={"separateAsync": {"parameterSyncStep": 3}}),
+         "ppo-job.trainer.separateAsync.parameterSyncStep", mentions=["256", "parameterSyncStep=4"]),
+    Case("separate-async-with-the-legacy-trainer", pool(job_sections={"extraArgs": ["trainer.use_v1=false"]}),
+         "ppo-job.trainer.mode", mentions=["legacy"]),
+    Case("separate-async-with-naive-weight-sync", pool(trainer={"separateAsync": {"weightSyncBackend": "naive"}}),
+         "ppo-job.trainer.separateAsync.weightSyncBackend", layer="schema"),
+    Case("hybrid-engine-off-without-separate-async", job(verlVersion="0.9.1",
+                                                         extraArgs=["actor_rollout_ref.hybrid_engine=false"]),
+         "ppo-job.extraArgs[0]", value="actor_rollout_ref.hybrid_engine=false", mentions=["separate_async"]),
     Case("replay-buffer-polled-past-veRLs-own", job(trainer={"rolloutPollSeconds": 3}),
          "ppo-job.trainer.rolloutPollSeconds", layer="schema"),
     Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
@@ -857,6 +902,11 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    # Issue 36: a rollout pool of one node like the training nodes', and one on a node type of its own.
+    Accepted("rollout-pool-like-the-training-nodes", pool()),
+    Accepted("rollout-pool-of-its-own-node-type", pool(
+        {**OWN_NODES, "tolerations": [], "resources": {"cpu": "8", "memory": "32Gi"}, "rdma": {"enabled": True},
+         "nccl": {"NCCL_IB_HCA": "mlx5"}, "rayStartParams": {"num-cpus": "8"}}, perNode=4, nodes=2)),
     # A family the chart does not know is not checked (GPT-2's fused c_attn); an adapter path with a space and '='.
     Accepted("lora-modules-of-an-unknown-family",
              job(model={"path": "/data/gpt2-custom", "lora": {"rank": 16, "targetModules": ["c_attn", "c_proj"]}})),

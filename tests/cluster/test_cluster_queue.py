@@ -120,6 +120,49 @@ def test_release_larger_than_the_whole_quota_is_refused_and_never_admitted(kueue
             delete_cluster_queue(api, "small")
 
 
+def with_pool(nodes: int) -> list[str]:
+    """A rollout pool (issue 36) of `nodes` 2-GPU nodes of the seed's node type beside the a10 release's 4 GPUs."""
+    return ["--set", "ppo-job.trainer.mode=separate_async", "--set", "global.rolloutPool.enabled=true",
+            "--set", f"global.rolloutPool.nodes={nodes}", "--set", "global.rolloutPool.perNode=2",
+            "--set", "raycluster.rolloutPool.nodeSelector.node\\.kubernetes\\.io/instance-type=seed-2gpu",
+            "--set", "raycluster.rolloutPool.resources.cpu=30",
+            "--set", "raycluster.rolloutPool.resources.memory=100Gi"]
+
+
+def test_the_rollout_pool_is_admitted_with_training_as_one_unit(kueue, helm):
+    """Kueue counts the pool's pods: 4 training GPUs and a pool of 2 fill the quota of 6 and start together; a pool
+    of 4 more is refused by the chart and, applied past it, never admitted (without the pool's 4 it would be)."""
+    api = kueue.api
+    fits, too_big = queued("pool", *with_pool(1)), queued("pool-small", *with_pool(2))
+    with kueue.release_namespace(helm, RELEASE, "queue-pool", fits) as namespace, \
+            kueue.release_namespace(helm, RELEASE, "queue-pool-big", too_big) as big:
+        create_queue(api, "pool", [namespace], QUOTA, GPU)
+        create_queue(api, "pool-small", [big], QUOTA, GPU)
+        try:
+            helm.run("install", RELEASE, str(CHART), "-n", namespace, *fits)
+            wait_ready(kueue, namespace)
+            [workload] = workloads(api, namespace)
+            assert condition(workload, "Admitted")["status"] == "True"
+            counts = {podset["name"]: podset["count"] for podset in workload["spec"]["podSets"]}
+            assert counts == {"head": 1, "workergroup": 0, "rolloutpool": 1} or \
+                counts == {"head": 1, "rolloutpool": 1}, counts
+            groups = sorted(pod.metadata.labels.get("ray.io/group") for pod in ray_pods(api, namespace, RELEASE))
+            assert groups == ["headgroup", "rolloutpool"], groups
+
+            refused = helm.run("install", RELEASE, str(CHART), "-n", big, *too_big, check=False)
+            assert f"whole quota is {QUOTA} {GPU}: this release needs 8" in refused.stderr, refused.stderr
+            rendered = helm.run("template", RELEASE, str(CHART), "-n", big, *too_big).stdout
+            cluster = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "RayCluster")
+            client.CustomObjectsApi(api).create_namespaced_custom_object(*RAY[:2], big, RAY[2], cluster)
+            why = wait_held_back(api, big)
+            assert GPU in why, why
+            time.sleep(5)
+            assert rayclusters(api, big)[0]["spec"]["suspend"] is True and ray_pods(api, big, RELEASE) == []
+        finally:
+            delete_cluster_queue(api, "pool")
+            delete_cluster_queue(api, "pool-small")
+
+
 def test_queued_rayjob_runs_when_the_first_finishes(kueue, helm):
     """Under kwok the submitter pod "exits 0" at once and no Ray job exists: KubeRay marks the RayJob
     Failed 30 s later and deletes its cluster, which frees the quota for the waiting one."""

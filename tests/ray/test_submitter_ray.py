@@ -286,9 +286,9 @@ def test_no_checkpoint_yet_starts_from_scratch(dashboard, tmp_path):
 PREFLIGHT = SUBMITTER.with_name("preflight.py")
 
 
-def preflight_settings(mount, inputs: list[str]) -> dict[str, str]:
-    """The preflight as the chart renders it, for this one-node head with all GPUS on it."""
-    expected = {"mountPath": str(mount), "inputs": inputs, "gpusPerNode": GPUS, "gpuNodes": 1, "ncclEnv": {}}
+def preflight_settings(mount, inputs: list[str], **nodes) -> dict[str, str]:
+    """The preflight as the chart renders it, for this one-node head with all GPUS on it (or the `nodes` given)."""
+    expected = {"mountPath": str(mount), "inputs": inputs, "gpusPerNode": GPUS, "gpuNodes": 1, "ncclEnv": {}, **nodes}
     return {"preflight": str(PREFLIGHT), "preflight_expected": json.dumps(expected)}
 
 
@@ -310,6 +310,20 @@ def test_a_passing_preflight_prints_its_table_and_the_run_follows(dashboard, tmp
     assert "import ray" not in output, output
     runs = [j["submission_id"] for j in jobs(dashboard, prefix) if "-preflight-" not in j["submission_id"]]
     assert runs == [f"{prefix}-a1"]
+
+
+@pytest.mark.parametrize("pool_gpus, passes", [(GPUS, True), (GPUS + 2, False)], ids=["its-gpus", "other-gpus"])
+def test_the_preflight_counts_a_rollout_pools_node_by_its_own_gpus(dashboard, tmp_path, pool_gpus, passes):
+    """Issue 36: this head as the release's one rollout pool node, beside training nodes of another GPU count (none
+    here): the preflight takes it for the pool's when its GPUs are the pool's, and names both counts when not."""
+    prefix = f"pool-ppo-job-{pool_gpus}"
+    settings = preflight_settings(tmp_path, [], gpusPerNode=GPUS + 4, gpuNodes=0, poolNodes=1,
+                                  poolGpusPerNode=pool_gpus)
+    code, output = finish(start_submitter(dashboard, tmp_path, prefix, **settings))
+    if passes:
+        assert code == 0 and "preflight passed on 1 nodes" in output, output
+    else:
+        assert code == 5 and f"expected {GPUS + 4} (training) or {GPUS + 2} (rollout pool)" in output, output
 
 
 def test_a_failing_preflight_names_the_node_and_submits_nothing(dashboard, tmp_path):

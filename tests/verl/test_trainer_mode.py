@@ -38,7 +38,9 @@ def handed_on() -> tuple[str, ...]:
 
 @pytest.mark.parametrize("version, mode", MODES)
 def test_each_mode_composes_into_the_versions_trainer_mode(version, mode):
-    words = rendered_command(*image_args(version), "--set", f"ppo-job.trainer.mode={mode}")
+    # separate_async needs its pool (tests/verl/test_rollout_pool.py).
+    pool = ["--set", "global.rolloutPool.enabled=true"] if mode == "separate_async" else []
+    words = rendered_command(*image_args(version), "--set", f"ppo-job.trainer.mode={mode}", *pool)
     config = compose_with_verl(version, words[3:])
     assert OmegaConf.missing_keys(config) == set()
     assert verlconfig.type_violations(verl_config_dir(version), config) == []

@@ -9,7 +9,7 @@ task runs (its pod replaced, its raylet not yet marked dead) is no failed check:
 exits NODES_LEFT, and the submitter waits for the cluster to be whole again and runs the preflight anew.
 
 Standard library and Ray only. Its one argument is a JSON object: mountPath, inputs (paths),
-gpusPerNode, gpuNodes, ncclEnv (name -> value).
+gpusPerNode, gpuNodes, ncclEnv (name -> value), and with a rollout pool its nodes' poolGpusPerNode and poolNodes.
 """
 
 from __future__ import annotations
@@ -76,16 +76,20 @@ def check_node(expected: dict, token_path: str, token: str, ray_gpus: float) -> 
     counted = _physical_gpus()
     found, source = counted if counted else (ray_gpus, "ray")
     wanted = expected["gpusPerNode"]
-    gpus = f"ok {found:g} ({source})" if found in (0, wanted) else f"{found:g} ({source}), expected {wanted}"
+    pool = expected.get("poolGpusPerNode", wanted)  # a rollout pool's node may have another GPU count
+    expected_text = f"{wanted}" if pool == wanted else f"{wanted} (training) or {pool} (rollout pool)"
+    seen = f"{found:g} ({source})"
+    gpus = f"ok {seen}" if found in (0, wanted, pool) else f"{seen}, expected {expected_text}"
     wrong = {name: os.environ.get(name) for name, value in expected["ncclEnv"].items() if os.environ.get(name) != value}
     nccl = "ok" if not wrong else "differs: " + ", ".join(f"{k}={v!r}" for k, v in sorted(wrong.items()))
     return asdict(NodeReport(ray.util.get_node_ip_address(), socket.gethostname(), volume, inputs, gpus, nccl))
 
 
 def gpu_node_count(reports: list[NodeReport], expected: dict) -> str:
-    """"ok" when as many nodes have GPUs as the values declare."""
+    """"ok" when as many nodes have GPUs as the values declare (training's and the rollout pool's)."""
     with_gpus = sum(1 for report in reports if not report.gpus.startswith("ok 0 "))
-    return "ok" if with_gpus == expected["gpuNodes"] else f"{with_gpus} nodes with GPUs, expected {expected['gpuNodes']}"
+    wanted = expected["gpuNodes"] + expected.get("poolNodes", 0)
+    return "ok" if with_gpus == wanted else f"{with_gpus} nodes with GPUs, expected {wanted}"
 
 
 def table(reports: list[NodeReport]) -> str:

@@ -71,6 +71,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if $facts.rewardRolloutName }}{{ $o = append $o (printf "reward.reward_model.rollout.name=%s" (include "verl-ppo.hydraValue" $v.rollout.name)) }}{{ end }}
 {{- with $facts.rolloutMode }}{{ $o = append $o (printf "actor_rollout_ref.rollout.mode=%s" .) }}{{ end }}
 {{- with $facts.trainerModeKey }}{{ $o = append $o (printf "%s=%s" . $v.trainer.mode) }}{{ end }}
+{{- if eq $v.trainer.mode "separate_async" }}{{ $o = concat $o (include "ppo-job.separateAsyncOverrides" . | fromJsonArray) }}{{ end }}
 {{- $o = concat $o (include "ppo-job.replayBufferOverrides" . | fromJsonArray) }}
 {{- $o = concat $o (include "ppo-job.rolloutMetricsOverrides" . | fromJsonArray) }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
@@ -84,6 +85,18 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
   (printf "%s.name=%s" $facts.customRewardKey (include "verl-ppo.hydraValue" $v.reward.functionName))) }}
 {{- end }}
 {{- concat $o ($v.extraArgs | default list) | toJson -}}
+{{- end -}}
+
+{{/* separate_async's keys (veRL 0.9.1, JSON list): no rollout replicas on the training GPUs (hybrid_engine=false), so
+     veRL runs them all on a pool of the rollout pool's size (global.rolloutPool); how the weights reach it (veRL refuses
+     its default, naive, here) and after how many training steps. */}}
+{{- define "ppo-job.separateAsyncOverrides" -}}
+{{- $separate := .Values.trainer.separateAsync -}}
+{{- list "actor_rollout_ref.hybrid_engine=false"
+  (printf "actor_rollout_ref.rollout.nnodes=%d" (include "verl-ppo.rolloutPoolNodes" . | int))
+  (printf "actor_rollout_ref.rollout.n_gpus_per_node=%d" (include "verl-ppo.rolloutPoolGpusPerNode" . | int))
+  (printf "actor_rollout_ref.rollout.checkpoint_engine.backend=%s" $separate.weightSyncBackend)
+  (printf "trainer.v1.separate_async.parameter_sync_step=%d" (int $separate.parameterSyncStep)) | toJson -}}
 {{- end -}}
 
 {{/* What the chosen algorithm sets beyond the values every run renders (JSON list; empty for PPO, whose

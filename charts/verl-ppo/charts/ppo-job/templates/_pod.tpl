@@ -35,7 +35,7 @@ imagePullPolicy: {{ include "verl-ppo.imagePullPolicy" $image }}
 - name: VERL_PPO_SUBMISSION_FAMILY
   value: {{ include "ppo-job.configMapName" . | quote }}
 - name: VERL_PPO_EXPECTED_GPUS
-  value: {{ include "verl-ppo.totalGpus" . | quote }}
+  value: {{ include "verl-ppo.clusterGpus" . | quote }}
 - name: PYTHONUNBUFFERED
   value: "1"
 {{- include "verl-ppo.rayAuthEnv" . }}

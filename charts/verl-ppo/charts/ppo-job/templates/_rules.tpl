@@ -22,6 +22,11 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.hfRolloutSamplesOne" . -}}
 {{- include "ppo-job.rules.trainerMode" . -}}
 {{- include "ppo-job.rules.trainerModeLegacy" . -}}
+{{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
+{{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
+{{- include "ppo-job.rules.poolTooSmall" . -}}
+{{- include "ppo-job.rules.parameterSyncStep" . -}}
+{{- include "ppo-job.rules.hybridEngineOff" . -}}
 {{- include "ppo-job.rules.extraArgs" . -}}
 {{- include "ppo-job.rules.prepareWrites" . -}}
 {{- include "ppo-job.rules.prepareEndpointScheme" . -}}
@@ -129,9 +134,13 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* A rollout replica may not span nodes. */}}
 {{- define "ppo-job.rules.tensorParallel" -}}
 {{- $tp := int .Values.rollout.tensorModelParallelSize -}}
-{{- $perNode := include "verl-ppo.gpusPerNode" . | int -}}
-{{- if mod $perNode $tp -}}
-{{- $problem := printf "must divide global.gpu.perNode (%d): a rollout replica may not span nodes" $perNode -}}
+{{- $onPool := include "ppo-job.rolloutOnPool" . -}}
+{{- $perNode := include (ternary "verl-ppo.rolloutPoolGpusPerNode" "verl-ppo.gpusPerNode" (not (empty $onPool))) . | int -}}
+{{- $gpusField := ternary "the rollout pool's GPUs per node (global.rolloutPool.perNode)" "global.gpu.perNode" (not (empty $onPool)) -}}
+{{- /* A pool smaller than one replica is ppo-job.rules.poolTooSmall's. */ -}}
+{{- $poolGpus := mul (include "verl-ppo.rolloutPoolNodes" . | int) $perNode -}}
+{{- if and (mod $perNode $tp) (or (not $onPool) (ge $poolGpus $tp)) -}}
+{{- $problem := printf "must divide %s (%d): a rollout replica may not span nodes" $gpusField $perNode -}}
 {{- $fix := printf "--set ppo-job.rollout.tensorModelParallelSize=<a divisor of %d>" $perNode -}}
 {{- $field := "ppo-job.rollout.tensorModelParallelSize" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $tp "problem" $problem "fix" $fix) -}}
@@ -308,6 +317,80 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $offering := include "ppo-job.newestVerlOffering" (dict "Files" .Files "fact" "trainerModes" "item" $mode) -}}
 {{- $fix := printf "--set ppo-job.trainer.mode=sync, or --set-string ppo-job.verlVersion=%s with an image of that veRL" $offering -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" where veRL runs the rollout on the rollout pool: ppo-job.trainer.mode=separate_async with global.rolloutPool
+     on; else "". */}}
+{{- define "ppo-job.rolloutOnPool" -}}
+{{- if and (eq .Values.trainer.mode "separate_async") (include "verl-ppo.rolloutPoolEnabled" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* separate_async runs every rollout replica on a pool of its own (hybrid_engine=false): without one it has no GPUs. */}}
+{{- define "ppo-job.rules.separateAsyncWithoutPool" -}}
+{{- if and (eq .Values.trainer.mode "separate_async") (not (include "verl-ppo.rolloutPoolEnabled" .)) -}}
+{{- $problem := "runs every rollout replica on a rollout pool of its own, and the release has none (global.rolloutPool.enabled)" -}}
+{{- $fix := cat "--set global.rolloutPool.enabled=true (one node like the training nodes; its node type:"
+  "raycluster.rolloutPool.nodeSelector), or --set ppo-job.trainer.mode=colocate_async to overlap on the training GPUs" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.mode" "value" .Values.trainer.mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Only separate_async uses a rollout pool: in any other mode its GPUs would sit idle, held from others. */}}
+{{- define "ppo-job.rules.poolWithoutSeparateAsync" -}}
+{{- if and (include "verl-ppo.rolloutPoolEnabled" .) (ne .Values.trainer.mode "separate_async") -}}
+{{- $problem := printf "adds GPU nodes that no rollout uses: veRL runs the rollout on a pool only in separate_async, not %s"
+  .Values.trainer.mode -}}
+{{- $offering := include "ppo-job.newestVerlOffering" (dict "Files" .Files "fact" "trainerModes" "item" "separate_async") -}}
+{{- $fix := printf "--set ppo-job.trainer.mode=separate_async (veRL %s), or --set global.rolloutPool.enabled=false" $offering -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutPool.enabled" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* veRL makes (pool GPUs / tensor parallel size) rollout replicas on the pool: none when the pool is smaller than one. */}}
+{{- define "ppo-job.rules.poolTooSmall" -}}
+{{- if include "ppo-job.rolloutOnPool" . -}}
+{{- $tp := int .Values.rollout.tensorModelParallelSize -}}
+{{- $perNode := include "verl-ppo.rolloutPoolGpusPerNode" . | int -}}
+{{- $gpus := mul (include "verl-ppo.rolloutPoolNodes" . | int) $perNode -}}
+{{- if lt $gpus $tp -}}
+{{- $problem := printf "gives the rollout pool %d GPUs (global.rolloutPool.nodes x perNode), fewer than one rollout replica's %d"
+  $gpus $tp -}}
+{{- $problem = printf "%s (ppo-job.rollout.tensorModelParallelSize): veRL would start no replica" $problem -}}
+{{- $fix := printf "--set global.rolloutPool.perNode=%d (nodes of that many GPUs), or --set ppo-job.rollout.tensorModelParallelSize=%d"
+  $tp $perNode -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutPool.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* veRL 0.9.1's separate_async trainer asserts data.train_batch_size = parameter_sync_step x ppo_mini_batch_size. */}}
+{{- define "ppo-job.rules.parameterSyncStep" -}}
+{{- if eq .Values.trainer.mode "separate_async" -}}
+{{- $step := int .Values.trainer.separateAsync.parameterSyncStep -}}
+{{- $batch := int .Values.data.trainBatchSize -}}
+{{- $mini := int .Values.actor.ppoMiniBatchSize -}}
+{{- if ne $batch (mul $step $mini) -}}
+{{- $problem := printf "x actor.ppoMiniBatchSize (%d) is not data.trainBatchSize (%d), which veRL's separate_async trainer asserts"
+  $mini $batch -}}
+{{- $fix := printf "--set ppo-job.data.trainBatchSize=%d" (mul $step $mini) -}}
+{{- if not (mod $batch $mini) }}{{ $fix = printf "--set ppo-job.trainer.separateAsync.parameterSyncStep=%d, or %s" (div $batch $mini) $fix }}{{ end -}}
+{{- $field := "ppo-job.trainer.separateAsync.parameterSyncStep" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $step "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* actor_rollout_ref.hybrid_engine=false is separate_async's (which the chart renders): veRL's other trainers ignore it
+     (the v1 ones) or assert it is true (the legacy one). */}}
+{{- define "ppo-job.rules.hybridEngineOff" -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- if and (ne $.Values.trainer.mode "separate_async") (regexMatch "^actor_rollout_ref\\.hybrid_engine=(?i:false|0)$" $arg) -}}
+{{- $problem := printf "turns the hybrid engine off, which only separate_async uses (the trainer mode is %s)" $.Values.trainer.mode -}}
+{{- $fix := printf "remove it; for a rollout on GPUs of its own: --set ppo-job.trainer.mode=separate_async --set global.rolloutPool.enabled=true" -}}
+{{- $field := printf "ppo-job.extraArgs[%d]" $index -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -82,14 +82,20 @@ spec:
 {{- end -}}
 
 {{/* What the preflight checks on every Ray node (JSON): the shared volume's mount path, the run's inputs,
-     the GPUs per training node and how many such nodes, and the NCCL variables the run's environment sets. */}}
+     the GPUs per training node and how many such nodes, the rollout pool's where there is one, and the NCCL variables
+     the run's environment sets. */}}
 {{- define "ppo-job.preflightExpected" -}}
 {{- $nccl := dict -}}
 {{- range $name, $value := .Values.runtimeEnv.env }}
 {{- if hasPrefix "NCCL_" $name }}{{ $_ := set $nccl $name (toString $value) }}{{ end }}
 {{- end }}
-{{- dict "mountPath" (include "verl-ppo.mountPath" .) "inputs" (include "ppo-job.inputs" . | fromJsonArray)
-  "gpusPerNode" (include "verl-ppo.gpusPerNode" . | int) "gpuNodes" (include "verl-ppo.gpuNodes" . | int) "ncclEnv" $nccl | toJson -}}
+{{- $expected := dict "mountPath" (include "verl-ppo.mountPath" .) "inputs" (include "ppo-job.inputs" . | fromJsonArray)
+  "gpusPerNode" (include "verl-ppo.gpusPerNode" . | int) "gpuNodes" (include "verl-ppo.gpuNodes" . | int) "ncclEnv" $nccl -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . }}
+{{- $_ := set $expected "poolNodes" (include "verl-ppo.rolloutPoolNodes" . | int) }}
+{{- $_ := set $expected "poolGpusPerNode" (include "verl-ppo.rolloutPoolGpusPerNode" . | int) }}
+{{- end }}
+{{- toJson $expected -}}
 {{- end -}}
 
 {{/* What the submitter sends to the Ray Jobs API (JSON). entrypoint is the exact veRL command line.

@@ -52,6 +52,42 @@ workerGroupSpecs:
     scaleStrategy: {}
     template:
       {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "worker" "node" .Values.worker "gpus" $gpusPerNode) | nindent 6 }}
+  {{- if include "verl-ppo.rolloutPoolEnabled" . }}
+  {{- $pool := .Values.rolloutPool }}
+  {{- $poolNodes := include "verl-ppo.rolloutPoolNodes" . | int }}
+  # The rollout pool (global.rolloutPool): veRL's rollout replicas, on nodes of their own (docs/operations.md).
+  - groupName: {{ $pool.groupName }}
+    replicas: {{ $poolNodes }}
+    minReplicas: {{ $poolNodes }}
+    maxReplicas: {{ $poolNodes }}
+    rayStartParams:
+      {{- range $key, $value := $pool.rayStartParams }}
+      {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
+      {{- else }} {}
+      {{- end }}
+    scaleStrategy: {}
+    template:
+      {{- $node := dict "resources" (ternary .Values.worker.resources $pool.resources (kindIs "invalid" $pool.resources))
+        "annotations" $pool.annotations "labels" $pool.labels "env" $pool.env }}
+      {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "worker" "node" $node
+        "gpus" (include "verl-ppo.rolloutPoolGpusPerNode" . | int) "place" (include "raycluster.rolloutPoolPlacement" . | fromJson)) | nindent 6 }}
+  {{- end }}
+{{- end -}}
+
+{{/* Where the rollout pool's pods go and how they talk (JSON: nodeSelector, tolerations, rdma, nccl): each of
+     raycluster.rolloutPool's, or the training pods' where it is null. */}}
+{{- define "raycluster.rolloutPoolPlacement" -}}
+{{- $place := dict -}}
+{{- range $key := list "nodeSelector" "tolerations" "rdma" "nccl" -}}
+{{- $own := index $.Values.rolloutPool $key -}}
+{{- $_ := set $place $key (ternary (index $.Values $key) $own (kindIs "invalid" $own)) -}}
+{{- end -}}
+{{- /* The pool's RDMA settings it leaves out are the training pods' (its own device count, their resource name); set
+     key by key, as merge would take a false of its own for unset. */ -}}
+{{- $rdma := deepCopy $.Values.rdma -}}
+{{- range $key, $value := $place.rdma }}{{ $_ := set $rdma $key $value }}{{ end -}}
+{{- $_ := set $place "rdma" $rdma -}}
+{{- toJson $place -}}
 {{- end -}}
 
 {{/* KubeRay's gcsFaultToleranceOptions: the GCS in an external Redis, its password only from a Secret. */}}

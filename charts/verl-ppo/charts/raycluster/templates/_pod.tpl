@@ -1,11 +1,13 @@
 {{/*
-Pod template of a Ray node. Call with (dict "ctx" $ "role" "head"|"worker" "node" .Values.head|.Values.worker "gpus" N).
+Pod template of a Ray node. Call with (dict "ctx" $ "role" "head"|"worker" "node" .Values.head|.Values.worker "gpus" N),
+and "place" (nodeSelector, tolerations, rdma, nccl) for the rollout pool's pods; else raycluster's own.
 Head and workers share everything but their role, resources and ports.
 */}}
 {{- define "raycluster.podTemplate" -}}
 {{- $ctx := .ctx -}}
 {{- $values := $ctx.Values -}}
 {{- $global := $values.global -}}
+{{- $place := .place | default (pick $values "nodeSelector" "tolerations" "rdma" "nccl") -}}
 metadata:
   labels:
     {{- $extra := ternary (include "verl-ppo.rayPodSelector" $ctx) "" (not (empty (include "verl-ppo.rayJobMode" $ctx))) }}
@@ -28,11 +30,11 @@ spec:
   {{- with include "raycluster.serviceAccount" (dict "ctx" $ctx "role" .role) }}{{ . | nindent 2 }}{{ end }}
   securityContext:
     {{- mergeOverwrite (dict "seccompProfile" (dict "type" "RuntimeDefault")) (deepCopy ($values.podSecurityContext | default dict)) | toYaml | nindent 4 }}
-  {{- with $values.nodeSelector }}
+  {{- with $place.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with $values.tolerations }}
+  {{- with $place.tolerations }}
   tolerations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -74,8 +76,8 @@ spec:
       {{- if gt (int .gpus) 0 }}
       {{- $_ := set $resources $global.gpu.resourceName (int .gpus | toString) }}
       {{- end }}
-      {{- if $values.rdma.enabled }}
-      {{- $_ := set $resources $values.rdma.resourceName (int $values.rdma.count | toString) }}
+      {{- if $place.rdma.enabled }}
+      {{- $_ := set $resources $place.rdma.resourceName (int $place.rdma.count | toString) }}
       {{- end }}
       # Requests equal limits: Guaranteed QoS, nothing else squeezes the training pods.
       resources:
@@ -84,10 +86,10 @@ spec:
         limits:
           {{- toYaml $resources | nindent 10 }}
       env:
-        {{- include "verl-ppo.mergedEnv" (dict "chart" (include "raycluster.chartEnv" (dict "ctx" $ctx "role" .role))
+        {{- include "verl-ppo.mergedEnv" (dict "chart" (include "raycluster.chartEnv" (dict "ctx" $ctx "role" .role "nccl" $place.nccl))
           "user" (concat ($values.env | default list) (.node.env | default list))) | nindent 8 }}
       securityContext:
-        {{- include "raycluster.containerSecurityContext" $ctx | nindent 8 }}
+        {{- include "raycluster.containerSecurityContext" (dict "Values" (dict "securityContext" $values.securityContext "rdma" $place.rdma)) | nindent 8 }}
       volumeMounts:
         - name: log-volume
           mountPath: /tmp/ray
@@ -122,7 +124,8 @@ spec:
 {{- end -}}
 
 {{/* The environment the chart sets on a Ray container (YAML list): the image's code and the tracing hook on
-     PYTHONPATH, observability, NCCL from raycluster.nccl, credentials from Secrets. Call with (dict "ctx" $ "role" r). */}}
+     PYTHONPATH, observability, NCCL (.nccl: raycluster.nccl, or the rollout pool's), credentials from Secrets.
+     Call with (dict "ctx" $ "role" r "nccl" map). */}}
 {{- define "raycluster.chartEnv" -}}
 {{- $values := .ctx.Values -}}
 - name: PYTHONPATH
@@ -134,7 +137,7 @@ spec:
 - name: OTEL_PYTHON_DISABLED_INSTRUMENTATIONS
   value: {{ . | quote }}
 {{- end }}
-{{- range $name, $value := $values.nccl }}
+{{- range $name, $value := .nccl }}
 - name: {{ $name }}
   value: {{ include "verl-ppo.scalar" $value | quote }}
 {{- end }}

@@ -23,9 +23,32 @@
 {{- include "raycluster.rules.rayAuthBasicAuth" . -}}
 {{- include "raycluster.rules.queueUpgrade" . -}}
 {{- include "raycluster.rules.ncclName" . -}}
+<<<<<<< HEAD
 {{- include "raycluster.rules.gpusPerNode" . -}}
 {{- include "raycluster.rules.rolloutSidecarQos" . -}}
 {{- include "raycluster.rules.operatorInRayClusterMode" . -}}
+=======
+{{- include "raycluster.rules.poolSharesNodes" . -}}
+{{- end -}}
+
+{{/* The rollout pool on the training nodes' node type (the same node selector) must take whole nodes as the training pods
+     do: more GPUs than a node has never schedule; fewer leave the rest of its node to no one, as a training pod needs all. */}}
+{{- define "raycluster.rules.poolSharesNodes" -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . -}}
+{{- $place := include "raycluster.rolloutPoolPlacement" . | fromJson -}}
+{{- $perNode := include "verl-ppo.rolloutPoolGpusPerNode" . | int -}}
+{{- $training := include "verl-ppo.gpusPerNode" . | int -}}
+{{- if and (deepEqual ($place.nodeSelector | default dict) (.Values.nodeSelector | default dict)) (ne $perNode $training) -}}
+{{- $problem := printf "asks %d GPUs of each pool node, on the training nodes' node type (the same node selector) of %d GPUs:"
+  $perNode $training -}}
+{{- $idle := "a pool pod would leave the rest of its node idle, as a training pod takes a whole node" -}}
+{{- $problem = cat $problem (ternary "its pods would never schedule" $idle (gt $perNode $training)) -}}
+{{- $fix := cat (printf "--set global.rolloutPool.perNode=%d, or give the pool its own node type:" $training)
+  "--set raycluster.rolloutPool.nodeSelector.<label>=<value>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutPool.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+>>>>>>> pool
 {{- end -}}
 
 {{/* The autoscaler's range contains the workers training needs. */}}
@@ -595,10 +618,10 @@
 {{- if and $clusterQueue (not $clusterQueue.spec.cohortName) -}}
 {{- $resource := $.Values.global.gpu.resourceName -}}
 {{- $quota := include "raycluster.queueGpuQuota" (dict "clusterQueue" $clusterQueue "resource" $resource) | int -}}
-{{- $gpus := include "verl-ppo.totalGpus" $ | int -}}
+{{- $gpus := include "verl-ppo.clusterGpus" $ | int -}}
 {{- if gt $gpus $quota -}}
 {{- $problem := cat (printf "leads to ClusterQueue %s, whose whole quota is %d %s:" $clusterQueue.metadata.name $quota $resource)
-  (printf "this release needs %d (global.gpu.nodes x global.gpu.perNode), so Kueue would never admit it and it would wait forever" $gpus) -}}
+  (printf "this release needs %d (global.gpu and global.rolloutPool), so Kueue would never admit it and it would wait forever" $gpus) -}}
 {{- $fix := cat "fit the quota (e.g. fewer global.gpu.nodes), ask for a larger quota, or name another LocalQueue:"
   "--set raycluster.queue.kueue=<LocalQueue>" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "raycluster.queue.kueue" "value" $.Values.queue.kueue "problem" $problem "fix" $fix) -}}

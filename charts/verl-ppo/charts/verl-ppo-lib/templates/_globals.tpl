@@ -18,6 +18,30 @@ values). Call with any chart context (needs .Values.global).
 {{- mul (include "verl-ppo.gpuNodes" . | int) (include "verl-ppo.gpusPerNode" . | int) -}}
 {{- end -}}
 
+{{/* "true" when the release runs a rollout pool (global.rolloutPool.enabled): a second worker group for veRL's rollout
+     replicas (ppo-job.trainer.mode=separate_async); else "". */}}
+{{- define "verl-ppo.rolloutPoolEnabled" -}}
+{{- if (.Values.global.rolloutPool | default dict).enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* GPUs of one rollout pool node (veRL actor_rollout_ref.rollout.n_gpus_per_node): global.rolloutPool.perNode, or the
+     training nodes' where it is null. */}}
+{{- define "verl-ppo.rolloutPoolGpusPerNode" -}}
+{{- $perNode := (.Values.global.rolloutPool | default dict).perNode -}}
+{{- ternary (include "verl-ppo.gpusPerNode" .) $perNode (kindIs "invalid" $perNode) | int -}}
+{{- end -}}
+
+{{/* Rollout pool nodes (veRL actor_rollout_ref.rollout.nnodes); 0 without a pool. */}}
+{{- define "verl-ppo.rolloutPoolNodes" -}}
+{{- ternary ((.Values.global.rolloutPool | default dict).nodes | int) 0 (not (empty (include "verl-ppo.rolloutPoolEnabled" .))) -}}
+{{- end -}}
+
+{{/* GPUs of the Ray cluster: training's and the rollout pool's (what the submitter waits for, what Kueue admits). */}}
+{{- define "verl-ppo.clusterGpus" -}}
+{{- $pool := mul (include "verl-ppo.rolloutPoolNodes" . | int) (include "verl-ppo.rolloutPoolGpusPerNode" . | int) -}}
+{{- add (include "verl-ppo.totalGpus" . | int) $pool -}}
+{{- end -}}
+
 {{/* GPU worker pods training needs: every training node but the head when the head trains.
      Call with (dict "Values" (dict "global" ...) "trainsOnHead" bool). */}}
 {{- define "verl-ppo.workerReplicas" -}}
