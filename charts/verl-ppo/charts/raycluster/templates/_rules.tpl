@@ -23,11 +23,9 @@
 {{- include "raycluster.rules.rayAuthBasicAuth" . -}}
 {{- include "raycluster.rules.queueUpgrade" . -}}
 {{- include "raycluster.rules.ncclName" . -}}
-<<<<<<< HEAD
 {{- include "raycluster.rules.gpusPerNode" . -}}
 {{- include "raycluster.rules.rolloutSidecarQos" . -}}
 {{- include "raycluster.rules.operatorInRayClusterMode" . -}}
-=======
 {{- include "raycluster.rules.poolSharesNodes" . -}}
 {{- end -}}
 
@@ -48,7 +46,6 @@
 {{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutPool.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
->>>>>>> pool
 {{- end -}}
 
 {{/* The autoscaler's range contains the workers training needs. */}}
