@@ -96,7 +96,7 @@ def pool(ray_pool: dict | None = None, trainer: dict | None = None, job_sections
          **pool_values) -> dict:
     """veRL 0.9.1's separate_async with a rollout pool (global.rolloutPool: enabled and `pool_values`), the trainer's
     further values, ppo-job's other sections and raycluster.rolloutPool as given."""
-    values = {"global": {"rolloutPool": {"enabled": True, **pool_values}},
+    values = {"global": {"image": image_values("0.9.1"), "rolloutPool": {"enabled": True, **pool_values}},
               "ppo-job": {"verlVersion": "0.9.1", "trainer": {"mode": "separate_async", **(trainer or {})},
                           **(job_sections or {})}}
     if ray_pool is not None:
