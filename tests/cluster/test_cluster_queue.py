@@ -108,16 +108,22 @@ def test_release_larger_than_the_whole_quota_is_refused_and_never_admitted(kueue
             assert f"whole quota is {QUOTA} {GPU}: this release needs 8" in refused.stderr, refused.stderr
 
             # The same objects applied past the chart's check: Kueue never admits them.
-            rendered = helm.run("template", RELEASE, str(CHART), "-n", namespace, *big).stdout
-            cluster = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "RayCluster")
-            client.CustomObjectsApi(api).create_namespaced_custom_object(*RAY[:2], namespace, RAY[2], cluster)
-            why = wait_held_back(api, namespace)
-            assert GPU in why, why
-            time.sleep(5)
-            assert rayclusters(api, namespace)[0]["spec"]["suspend"] is True
-            assert ray_pods(api, namespace, RELEASE) == []
+            assert_never_admitted(helm, api, namespace, big)
         finally:
             delete_cluster_queue(api, "small")
+
+
+def assert_never_admitted(helm, api, namespace: str, args: list[str]) -> None:
+    """The release's RayCluster applied past the chart's quota check: Kueue holds it back for its GPUs and it stays
+    suspended, with no Ray pod."""
+    rendered = helm.run("template", RELEASE, str(CHART), "-n", namespace, *args).stdout
+    cluster = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "RayCluster")
+    client.CustomObjectsApi(api).create_namespaced_custom_object(*RAY[:2], namespace, RAY[2], cluster)
+    why = wait_held_back(api, namespace)
+    assert GPU in why, why
+    time.sleep(5)
+    assert rayclusters(api, namespace)[0]["spec"]["suspend"] is True
+    assert ray_pods(api, namespace, RELEASE) == []
 
 
 def with_pool(nodes: int) -> list[str]:
@@ -151,13 +157,7 @@ def test_the_rollout_pool_is_admitted_with_training_as_one_unit(kueue, helm):
 
             refused = helm.run("install", RELEASE, str(CHART), "-n", big, *too_big, check=False)
             assert f"whole quota is {QUOTA} {GPU}: this release needs 8" in refused.stderr, refused.stderr
-            rendered = helm.run("template", RELEASE, str(CHART), "-n", big, *too_big).stdout
-            cluster = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "RayCluster")
-            client.CustomObjectsApi(api).create_namespaced_custom_object(*RAY[:2], big, RAY[2], cluster)
-            why = wait_held_back(api, big)
-            assert GPU in why, why
-            time.sleep(5)
-            assert rayclusters(api, big)[0]["spec"]["suspend"] is True and ray_pods(api, big, RELEASE) == []
+            assert_never_admitted(helm, api, big, too_big)
         finally:
             delete_cluster_queue(api, "pool")
             delete_cluster_queue(api, "pool-small")
