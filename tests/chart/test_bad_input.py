@@ -902,6 +902,8 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    # Code the user put on the shared volume goes on PYTHONPATH from there (the real-node tier's stand-in does).
+    Accepted("python-path-on-the-volume", ray(pythonPath="/data/code:/workspace/verl")),
     # Issue 36: a rollout pool of one node like the training nodes', and one on a node type of its own.
     Accepted("rollout-pool-like-the-training-nodes", pool()),
     Accepted("rollout-pool-of-its-own-node-type", pool(

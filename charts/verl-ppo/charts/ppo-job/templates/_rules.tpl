@@ -13,6 +13,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.outputsOnVolume" . -}}
 {{- include "ppo-job.rules.verlVersion" . -}}
 {{- include "ppo-job.rules.verlVersionImage" . -}}
+{{- include "ppo-job.rules.mountHidesImageCode" . -}}
 {{- include "ppo-job.rules.runtimeEnvCredential" . -}}
 {{- include "ppo-job.rules.runtimeEnvRayAuth" . -}}
 {{- include "ppo-job.rules.rayAuthImage" . -}}
@@ -205,6 +206,19 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $fix = printf "%s (global.image.repository and .tag)" $fix -}}
 {{- end -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.verlVersion" "value" $version "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Ray pods' image runs veRL from a checkout inside it (files/images.yaml's code): the shared volume mounted at
+     or above that directory would hide it, and every Ray node would start without veRL. */}}
+{{- define "ppo-job.rules.mountHidesImageCode" -}}
+{{- $code := (include "ppo-job.imageFacts" . | fromJson).code | default "" -}}
+{{- $mount := clean .Values.global.storage.mountPath -}}
+{{- if and $code (or (eq $mount "/") (eq $mount $code) (hasPrefix (printf "%s/" $mount) $code)) -}}
+{{- $image := printf "%s:%s" .Values.global.image.repository (toString .Values.global.image.tag) -}}
+{{- $problem := printf "hides the veRL code of global.image %s, which the image holds at %s (ppo-job's files/images.yaml)" $image $code -}}
+{{- $fix := "--set global.storage.mountPath=<a directory of its own, e.g. /data>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.mountPath" "value" $mount "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 

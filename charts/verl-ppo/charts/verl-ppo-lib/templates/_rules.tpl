@@ -215,15 +215,13 @@ then the one verl-ppo.rule call that records them.
 {{- end -}}
 {{- end -}}
 
-{{/* Directories the chart mounts something at in its pods (JSON: path -> what), and the image's code on PYTHONPATH:
-     the shared volume may not cover or replace them. Call with the umbrella's values. */}}
+{{/* Directories the chart mounts something at in its pods (JSON: path -> what): the shared volume may not cover or
+     replace them. (raycluster.pythonPath may well lie on the volume: code the user put there. The image's own code is
+     ppo-job's rule, ppo-job.rules.mountHidesImageCode, from files/images.yaml.) */}}
 {{- define "verl-ppo.chartMountPaths" -}}
 {{- $mounts := dict "/tmp/ray" "Ray's logs and sockets (the Ray pods)" "/dev/shm" "the Ray pods' shared memory"
   "/etc/verl-ppo" "the submitter's files and the tracing hook" "/ray-tmp" "the rollout-metrics sidecar's view of /tmp/ray"
   "/prometheus" "the rollout-metrics sidecar's data" "/var/run/secrets/kubernetes.io/serviceaccount" "the submitter's API token" -}}
-{{- range splitList ":" (.raycluster.pythonPath | default "") -}}
-{{- if . }}{{ $_ := set $mounts (clean .) "the image's code on PYTHONPATH (raycluster.pythonPath)" }}{{ end -}}
-{{- end -}}
 {{- toJson $mounts -}}
 {{- end -}}
 
