@@ -886,6 +886,68 @@ CASES = [
          "ppo-job.model.lora.targetModules", value='["q_proj v_proj"]'),
     Case("critic-lora-layered-summon", job(critic={"lora": {"layeredSummon": True}}),
          "ppo-job.critic.lora.layeredSummon"),
+    # Tried as careless and hostile users would, the newest surfaces (the adversary's round after issue 37).
+    # The rollout pool's env, labels, annotations, NCCL and ray start line are held to the training groups' rules.
+    *[Case(f"rollout-pool-env-{name}", pool(OWN_NODES | {"env": entries, **extra}),
+           f"raycluster.rolloutPool.env[{index}]", value=entries[index]["name"], mentions=mentions)
+      for name, entries, extra, index, mentions in [
+          ("replaces-python-path", [{"name": "PYTHONPATH", "value": "/tmp"}], {}, 0, ["raycluster.pythonPath"]),
+          ("replaces-the-drain-timeout", [{"name": "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "value": "1"}], {}, 0,
+           ["raycluster.terminationGracePeriodSeconds"]),
+          ("replaces-its-nccl", [{"name": "NCCL_IB_HCA", "value": "mlx4"}], {"nccl": {"NCCL_IB_HCA": "mlx5"}}, 0,
+           ["raycluster.rolloutPool.nccl.NCCL_IB_HCA"]),
+          ("literal-credential", [{"name": "HF_TOKEN", "value": "x"}], {}, 0, ["extraSecretEnv"]),
+          ("credential-by-shape",
+           [{"name": "POOL_SETTING", "value": CREDENTIAL_SHAPES["values"][0]["examples"][0]}], {}, 0,
+           ["extraSecretEnv"]),
+          ("twice", [{"name": "VLLM_LOGGING_LEVEL", "value": "INFO"}, {"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}],
+           {}, 1, ["raycluster.rolloutPool.env[0]"])]],
+    Case("rollout-pool-env-turns-the-token-off",
+         token_on({"rolloutPool": {**OWN_NODES, "env": [{"name": "RAY_AUTH_MODE", "value": "disabled"}]}},
+                  **{"global": {"rolloutPool": {"enabled": True}}, "ppo-job": {"trainer": {"mode": "separate_async"}}}),
+         "raycluster.rolloutPool.env[0]", value="RAY_AUTH_MODE", mentions=["global.rayAuth.tokenSecret"]),
+    Case("worker-env-and-extra-secret-env-set-one-name",
+         ray(worker={"env": [{"name": "MLFLOW_RUN", "value": "1"}]},
+             extraSecretEnv={"MLFLOW_RUN": {"secretName": "s", "key": "k"}}),
+         "raycluster.extraSecretEnv.MLFLOW_RUN", value="MLFLOW_RUN", mentions=["raycluster.worker.env[0]"]),
+    *[Case(f"rollout-pool-{kind}-{name}", pool(OWN_NODES | {kind: {key: "x"}}), f"raycluster.rolloutPool.{kind}.{key}",
+           mentions=mentions)
+      for kind, name, key, mentions in [("labels", "ray-group", "ray.io/group", ["KubeRay operator"]),
+                                        ("labels", "chart-name", "app.kubernetes.io/component", []),
+                                        ("labels", "kueue-queue", "kueue.x-k8s.io/queue-name", ["raycluster.queue"]),
+                                        ("annotations", "kueue-topology", "kueue.x-k8s.io/podset-required-topology",
+                                         ["raycluster.queue"])]],
+    Case("rollout-pool-nccl-variable-name", pool(OWN_NODES | {"nccl": {"IB_HCA": "mlx5"}}),
+         "raycluster.rolloutPool.nccl.IB_HCA", mentions=["raycluster.rolloutPool.env"]),
+    Case("rollout-pool-redis-password-on-the-start-line",
+         pool(OWN_NODES | {"rayStartParams": {"redis-password": "pw"}}),
+         "raycluster.rolloutPool.rayStartParams.redis-password", value="<hidden>"),
+    Case("rollout-pool-named-as-the-training-workers", pool(OWN_NODES | {"groupName": "workergroup"}),
+         "raycluster.rolloutPool.groupName"),
+    Case("rollout-pool-named-head-under-kueue",
+         merged(pool(OWN_NODES | {"groupName": "head"}), ray(queue={"kueue": "team-a"})),
+         "raycluster.rolloutPool.groupName", mentions=["Kueue"]),
+    # A null deletes the chart's default (Helm drops null keys): where that default is needed, refused by name.
+    Case("grace-period-null", ray(terminationGracePeriodSeconds=None), "raycluster.terminationGracePeriodSeconds",
+         value="null"),
+    # LoRA: the critic's dropped by a critic-free algorithm; excluded modules that leave nothing to adapt.
+    *[Case(f"critic-lora-for-{name}", job(algorithm={"name": name}, critic={"lora": {"rank": 8}}),
+           "ppo-job.critic.lora.rank", mentions=["algorithm.name=ppo", "ppo-job.model.lora"])
+      for name in ("grpo", "rloo")],
+    Case("lora-excludes-every-target",
+         job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8, "targetModules": ["q_proj", "v_proj"],
+                                                                      "excludeModules": ["v_proj", "q_proj"]}}),
+         "ppo-job.model.lora.excludeModules", value='["v_proj","q_proj"]', mentions=["q_proj, v_proj"]),
+    Case("lora-excludes-every-linear-module-of-qwen",
+         job(verlVersion="0.9.1", model={"path": "/data/Qwen2.5-7B", "lora": {"rank": 8, "excludeModules": [
+             "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}}),
+         "ppo-job.model.lora.excludeModules",
+         value='["q_proj","k_proj","v_proj","o_proj","gate_proj","up_proj","down_proj"]'),
+    # Image references: the repository's path is lower case (the kubelet refuses InvalidImageName otherwise).
+    *[Case(f"image-repository-{name}", {"global": {"image": {"repository": repository}}}, "global.image.repository",
+           layer="schema")
+      for name, repository in [("upper-case", "VERLAI/VERL"), ("upper-case-path", "registry.example.com/Team/verl"),
+                               ("upper-case-without-a-registry", "Verlai/verl")]],
 ]
 
 
@@ -1047,6 +1109,19 @@ ACCEPTED = [
                                                     head={"env": [{"name": "B_FLAG", "value": "1"}]},
                                                     worker={"env": [{"name": "B_FLAG", "value": "2"}]})),
     Accepted("rollout-metrics-read", ROLLOUT_091),
+    # The adversary's round: valid and unusual on the newest surfaces.
+    Accepted("rollout-pool-env-and-labels-of-its-own", pool(OWN_NODES | {
+        "env": [{"name": "VLLM_LOGGING_LEVEL", "value": "DEBUG"}], "labels": {"example.com/pool": "rollout"},
+        "annotations": {"example.com/owner": "team-a"}, "nccl": {"NCCL_IB_HCA": "mlx5"}})),
+    # veRL 0.9.1 rounds a rank up to the vLLM rank that holds it (get_vllm_max_lora_rank).
+    Accepted("lora-rank-between-vllms-ranks", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", model={"path": "/data/Qwen2.5-7B", "lora": {"rank": 3, "alpha": 100000000}})),
+    Accepted("lora-excludes-some-targets", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", model={"path": "/data/Qwen2.5-7B", "lora": {"rank": 8, "excludeModules": ["o_proj"]}})),
+    Accepted("image-registry-host-in-upper-case", {"global": {"image": {"repository": "Registry.Example.com/team/verl",
+                                                                        "tag": "v1"}}}),
+    Accepted("replay-buffer-polled-at-its-edges", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", trainer={"rolloutPollSeconds": 0.01})),
 ]
 
 

@@ -46,6 +46,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.loraAdapterNeedsRank" . -}}
 {{- include "ppo-job.rules.loraAdapterOnVolume" . -}}
 {{- include "ppo-job.rules.loraModules" . -}}
+{{- include "ppo-job.rules.loraExcludesEveryTarget" . -}}
+{{- include "ppo-job.rules.criticLoraUnused" . -}}
 {{- include "ppo-job.rules.criticModelUnused" . -}}
 {{- include "ppo-job.rules.runtimeEnvOwned" . -}}
 {{- include "ppo-job.rules.klCoefInert" . -}}
@@ -716,6 +718,40 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $problem := printf "has a '..' segment: it reads %s%s" (clean $path) (ternary (printf ", off the shared volume (%s)" $mount) "" $leaves) -}}
 {{- $fix := printf "write the file's own path without '..', e.g. --set ppo-job.reward.functionPath=%s/rewards/score.py" $mount -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.reward.functionPath" "value" $path "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Excluded modules that cover every target leave peft nothing to adapt: it fails once the cluster is up. The targets
+     are the list given, or for all-linear the linear modules of the model's family where files/lora-modules.yaml knows it. */}}
+{{- define "ppo-job.rules.loraExcludesEveryTarget" -}}
+{{- $keys := (include "ppo-job.verlFacts" . | fromJson).loraKeys | default list -}}
+{{- range $model := include "ppo-job.loraModels" . | fromJsonArray -}}
+{{- $targets := .lora.targetModules -}}
+{{- $name := lower (base (trimSuffix "/" .path)) -}}
+{{- if not (kindIs "slice" $targets) -}}
+{{- $targets = list -}}
+{{- range ($.Files.Get "files/lora-modules.yaml" | fromYamlArray) }}{{ if regexMatch .match $name }}{{ $targets = .modules }}{{ end }}{{ end -}}
+{{- end -}}
+{{- $kept := list -}}
+{{- range $targets }}{{ if not (has . ($model.lora.excludeModules | default list)) }}{{ $kept = append $kept . }}{{ end }}{{ end -}}
+{{- if and $targets (empty $kept) (has "excludeModules" $keys) -}}
+{{- $problem := printf "excludes every module the adapters target (%s): peft would find nothing to adapt" (join ", " $targets) -}}
+{{- $fix := printf "remove some of them from %s.excludeModules, or --set %s.rank=0 to train the whole model" .field .field -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.excludeModules" .field) "value" (toJson .lora.excludeModules)
+  "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Only the GAE estimator trains a critic: LoRA of the critic given to a critic-free algorithm would be dropped. */}}
+{{- define "ppo-job.rules.criticLoraUnused" -}}
+{{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
+{{- if and $algorithm (not $algorithm.critic) (gt (int .Values.critic.lora.rank) 0) -}}
+{{- $problem := printf "gives the critic LoRA, but %s trains no critic (only the GAE estimator, algorithm ppo, does): it would be ignored"
+  $algorithm.name -}}
+{{- $fix := "--set ppo-job.critic.lora.rank=0 (LoRA of the actor: ppo-job.model.lora), or --set ppo-job.algorithm.name=ppo" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.critic.lora.rank" "value" (int .Values.critic.lora.rank)
+  "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 

@@ -27,6 +27,30 @@
 {{- include "raycluster.rules.rolloutSidecarQos" . -}}
 {{- include "raycluster.rules.operatorInRayClusterMode" . -}}
 {{- include "raycluster.rules.poolSharesNodes" . -}}
+{{- include "raycluster.rules.poolGroupName" . -}}
+{{- include "raycluster.rules.gracePeriodRemoved" . -}}
+{{- end -}}
+
+{{/* The rollout pool's worker group needs a name of its own: KubeRay tells groups apart by name (ray.io/group), and Kueue
+     reserves "head" for the head's pod set. */}}
+{{- define "raycluster.rules.poolGroupName" -}}
+{{- $name := .Values.rolloutPool.groupName -}}
+{{- if and (include "verl-ppo.rolloutPoolEnabled" .) (or (eq $name .Values.worker.groupName) (and .Values.queue.kueue (eq $name "head"))) -}}
+{{- $problem := ternary "is the training workers' group name (raycluster.worker.groupName): KubeRay tells worker groups apart by name"
+  "is the name Kueue reserves for the head's pod set" (eq $name .Values.worker.groupName) -}}
+{{- $fix := "--set raycluster.rolloutPool.groupName=<a name of its own, e.g. rolloutpool>" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.rolloutPool.groupName" "value" $name "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A null grace period deletes the chart's default (Helm drops null keys): the Ray pods would get none (0 s) and
+     Ray's drain a negative time. */}}
+{{- define "raycluster.rules.gracePeriodRemoved" -}}
+{{- if not (hasKey .Values "terminationGracePeriodSeconds") -}}
+{{- $problem := "removes the Ray pods' grace period (Helm drops a null key): they would be killed at once, without Ray's drain" -}}
+{{- $fix := "--set raycluster.terminationGracePeriodSeconds=45 (20 to 3600 seconds), or leave the key out for the chart's default" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.terminationGracePeriodSeconds" "value" "null" "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The rollout pool on the training nodes' node type (the same node selector) must take whole nodes as the training pods
@@ -486,15 +510,26 @@
 {{- define "raycluster.rules.env" -}}
 {{- $owned := include "raycluster.ownedEnv" . | fromJson -}}
 {{- include "raycluster.rules.envTwice" . -}}
-{{- range $list, $items := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
+{{- $lists := dict "env" .Values.env "head.env" .Values.head.env "worker.env" .Values.worker.env -}}
+{{- /* The rollout pool's pods get its own NCCL variables where it has them (raycluster.rolloutPool.nccl). */ -}}
+{{- $poolOwned := deepCopy $owned -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . -}}
+{{- $_ := set $lists "rolloutPool.env" .Values.rolloutPool.env -}}
+{{- $poolNcclField := ternary "raycluster.nccl" "raycluster.rolloutPool.nccl" (kindIs "invalid" .Values.rolloutPool.nccl) -}}
+{{- range $name, $_ := (include "raycluster.rolloutPoolPlacement" . | fromJson).nccl -}}
+{{- $_ := set $poolOwned $name (printf "%s.%s" $poolNcclField $name) -}}
+{{- end -}}
+{{- end -}}
+{{- range $list, $items := $lists -}}
+{{- $ownedHere := ternary $poolOwned $owned (eq $list "rolloutPool.env") -}}
 {{- range $index, $item := $items -}}
 {{- $field := printf "raycluster.%s[%d]" $list $index -}}
 {{- /* Ray's token's variables get the one finding that says to remove them, not a Secret to move them to. */ -}}
-{{- if ne (get $owned $item.name | default "") "global.rayAuth.tokenSecret" -}}
+{{- if ne (get $ownedHere $item.name | default "") "global.rayAuth.tokenSecret" -}}
 {{- include "raycluster.rules.envCredential" (dict "state" $.state "field" $field "item" $item) -}}
 {{- end -}}
-{{- if hasKey $owned $item.name -}}
-{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $item.name "setBy" (get $owned $item.name)) -}}
+{{- if hasKey $ownedHere $item.name -}}
+{{- include "raycluster.rules.ownedEnv" (dict "state" $.state "field" $field "name" $item.name "setBy" (get $ownedHere $item.name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -506,10 +541,13 @@
 {{- end -}}
 {{- end -}}
 
-{{/* A container gets each variable once: raycluster.env, then its role's env, then extraSecretEnv; a name given twice
-     leaves one of the two values to the order KubeRay and the kubelet read them in. */}}
+{{/* A container gets each variable once: raycluster.env, then its role's env (the rollout pool's too), then extraSecretEnv;
+     a name given twice leaves one of the two values to the order KubeRay and the kubelet read them in. Each pair is
+     reported once: raycluster.env's own with the head. */}}
 {{- define "raycluster.rules.envTwice" -}}
-{{- range $role := list "head" "worker" -}}
+{{- $roles := list "head" "worker" -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . }}{{ $roles = append $roles "rolloutPool" }}{{ end -}}
+{{- range $role := $roles -}}
 {{- $seen := dict -}}
 {{- $lists := list (dict "list" "env" "items" ($.Values.env | default list))
   (dict "list" (printf "%s.env" $role) "items" ((get $.Values $role).env | default list)) -}}
@@ -526,7 +564,7 @@
 {{- end -}}
 {{- end -}}
 {{- range $name, $_ := $.Values.extraSecretEnv -}}
-{{- if and (hasKey $seen $name) (eq $role "head") -}}
+{{- if and (hasKey $seen $name) (or (eq $role "head") (not (hasPrefix "raycluster.env[" (get $seen $name)))) -}}
 {{- $problem := printf "sets %s, which %s sets too: the container would get one of the two values" $name (get $seen $name) -}}
 {{- $fix := printf "keep one: remove %s, or this extraSecretEnv entry" (get $seen $name) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.extraSecretEnv.%s" $name) "value" $name "problem" $problem "fix" $fix) -}}
@@ -654,7 +692,7 @@
 
 {{/* The Redis password comes only from a Secret, never the ray start line. */}}
 {{- define "raycluster.rules.redisPassword" -}}
-{{- range $role := list "head" "worker" -}}
+{{- range $role := list "head" "worker" "rolloutPool" -}}
 {{- if hasKey ((get $.Values $role).rayStartParams | default dict) "redis-password" -}}
 {{- $problem := "puts the Redis password on the ray start line, in plain text in the RayCluster" -}}
 {{- $fix := cat "kubectl create secret generic <name> --from-literal=password=...;"
@@ -755,11 +793,13 @@
 
 {{/* raycluster.nccl holds NCCL's variables only. */}}
 {{- define "raycluster.rules.ncclName" -}}
-{{- range $name, $value := .Values.nccl -}}
+{{- range $field, $nccl := dict "raycluster.nccl" .Values.nccl "raycluster.rolloutPool.nccl" (.Values.rolloutPool.nccl | default dict) -}}
+{{- range $name, $value := $nccl -}}
 {{- if not (regexMatch "^NCCL_[A-Z0-9_]+$" $name) -}}
 {{- $problem := "is not an NCCL_* variable" -}}
-{{- $fix := "put other variables in raycluster.env" -}}
-{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "raycluster.nccl.%s" $name) "value" $value "problem" $problem "fix" $fix) -}}
+{{- $fix := printf "put other variables in %s" (ternary "raycluster.env" "raycluster.rolloutPool.env" (eq $field "raycluster.nccl")) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $field $name) "value" $value "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

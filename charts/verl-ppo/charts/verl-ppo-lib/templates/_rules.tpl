@@ -245,6 +245,7 @@ then the one verl-ppo.rule call that records them.
 {{- with get .present "raycluster" -}}
 {{- $_ := set $maps "raycluster.head.labels" (.head.labels | default dict) -}}
 {{- $_ := set $maps "raycluster.worker.labels" (.worker.labels | default dict) -}}
+{{- $_ := set $maps "raycluster.rolloutPool.labels" (.rolloutPool.labels | default dict) -}}
 {{- end -}}
 {{- with get .present "observability" -}}
 {{- $_ := set $maps "observability.podMonitor.additionalLabels" (.podMonitor.additionalLabels | default dict) -}}
@@ -279,6 +280,7 @@ then the one verl-ppo.rule call that records them.
 {{- $_ := set $maps "raycluster.annotations" (.annotations | default dict) -}}
 {{- $_ := set $maps "raycluster.head.annotations" (.head.annotations | default dict) -}}
 {{- $_ := set $maps "raycluster.worker.annotations" (.worker.annotations | default dict) -}}
+{{- $_ := set $maps "raycluster.rolloutPool.annotations" (.rolloutPool.annotations | default dict) -}}
 {{- end -}}
 {{- range $field, $map := $maps -}}
 {{- range $key := keys $map | sortAlpha -}}
