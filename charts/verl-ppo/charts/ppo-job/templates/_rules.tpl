@@ -461,6 +461,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $_ := set $values.trainer "maxCheckpointsToKeep" 1 -}}
 {{- if hasKey $values.trainer "rolloutPollSeconds" }}{{ $_ := set $values.trainer "rolloutPollSeconds" 0.05 }}{{ end -}}
 {{- $_ := set $values.reward "functionPath" "/reward.py" -}}
+{{- $lora := dict "rank" 8 "alpha" 16 "targetModules" "all-linear" "excludeModules" (list "o_proj") "adapterPath" "/adapter" -}}
+{{- $_ := set $values.model "lora" (set (deepCopy $lora) "layeredSummon" true) -}}
+{{- $_ := set $values.critic "lora" $lora -}}
 {{- $_ := set $values "global" (set (deepCopy $values.global) "rolloutMetrics" (dict "enabled" true)) -}}
 {{- with $facts.rolloutMetrics }}{{ if not (has $values.rollout.name .) }}{{ $_ := set $values.rollout "name" (first .) }}{{ end }}{{ end -}}
 {{- range $name, $algorithm := .Files.Get "files/algorithms.yaml" | fromYaml -}}
