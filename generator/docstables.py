@@ -78,8 +78,11 @@ def _renders(entry: VerlVersion) -> str:
         said.append("the chart's replay buffer, polled every `trainer.rolloutPollSeconds` (veRL's: 2 s)")
     other = dict(entry.other)
     lora, bf16 = other.pop("loraKeys", []), other.pop("loraBaseDtype", False)
+    rollouts, ranks = other.pop("loraRollouts", []), other.pop("loraVllmRanks", [])
     said.append(f"LoRA (`model.lora`, `critic.lora`): {', '.join(f'`{key}`' for key in lora)}"
-                + (", the frozen base in bf16" if bf16 else "") if lora else "no LoRA")
+                + (", the frozen base in bf16" if bf16 else "")
+                + (f", served by its {', '.join(rollouts)} rollout" if rollouts else "")
+                + (f", ranks {', '.join(map(str, ranks))} with vLLM" if ranks else "") if lora else "no LoRA")
     said += [f"`{key}`: {value}" for key, value in other.items()]
     return "; ".join(said)
 

@@ -956,6 +956,12 @@ CASES = [
              "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}}),
          "ppo-job.model.lora.excludeModules",
          value='["q_proj","k_proj","v_proj","o_proj","gate_proj","up_proj","down_proj"]'),
+    # veRL 0.4.1 gives the adapters to vLLM only, passing the rank on as vLLM 0.8's max_lora_rank (one of its list).
+    Case("lora-with-sglang-on-verl-0-4",
+         job(rollout={"name": "sglang"}, model={"path": "/data/m", "lora": {"rank": 8}}),
+         "ppo-job.rollout.name", mentions=["verlVersion=0.9.1", "rollout.name=vllm"]),
+    *[Case(f"lora-rank-{rank}-on-verl-0-4-vllm", job(model={"path": "/data/m", "lora": {"rank": rank}}),
+           "ppo-job.model.lora.rank", mentions=[f"rank={fix}"]) for rank, fix in [(4, 8), (24, 32), (500, 512)]],
     # LoRA's keys are the chart's even while LoRA is off: set by hand they would skip the checks above.
     *[Case(f"extra-arg-lora-{name}",
            {"global": {"image": image_values(version)}} | job(verlVersion=version, extraArgs=[arg]),
@@ -1137,6 +1143,10 @@ ACCEPTED = [
     # veRL 0.9.1 rounds a rank up to the vLLM rank that holds it (get_vllm_max_lora_rank).
     Accepted("lora-rank-between-vllms-ranks", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", model={"path": "/data/Qwen2.5-7B", "lora": {"rank": 3, "alpha": 100000000}})),
+    Accepted("lora-with-sglang-on-verl-0-9", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", rollout={"name": "sglang"}, model={"path": "/data/m", "lora": {"rank": 24}})),
+    Accepted("lora-with-the-hf-rollout-on-verl-0-4", job(rollout={"name": "hf"}, model={"path": "/data/m",
+                                                                                      "lora": {"rank": 4}})),
     Accepted("lora-excludes-some-targets", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", model={"path": "/data/Qwen2.5-7B", "lora": {"rank": 8, "excludeModules": ["o_proj"]}})),
     Accepted("image-registry-host-in-upper-case", {"global": {"image": {"repository": "Registry.Example.com/team/verl",

@@ -47,6 +47,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.loraAdapterOnVolume" . -}}
 {{- include "ppo-job.rules.loraModules" . -}}
 {{- include "ppo-job.rules.loraExcludesEveryTarget" . -}}
+{{- include "ppo-job.rules.loraRollout" . -}}
+{{- include "ppo-job.rules.loraVllmRank" . -}}
 {{- include "ppo-job.rules.criticLoraUnused" . -}}
 {{- include "ppo-job.rules.criticModelUnused" . -}}
 {{- include "ppo-job.rules.runtimeEnvOwned" . -}}
@@ -743,6 +745,41 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.excludeModules" .field) "value" (toJson .lora.excludeModules)
   "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The actor's adapters reach the rollout only in the engines the version's workers sync them to (loraRollouts). */}}
+{{- define "ppo-job.rules.loraRollout" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $rollouts := $facts.loraRollouts | default list -}}
+{{- $name := .Values.rollout.name -}}
+{{- if and (gt (int .Values.model.lora.rank) 0) (has "rank" ($facts.loraKeys | default list)) (not (has $name $rollouts)) -}}
+{{- $problem := printf "cannot serve LoRA adapters in veRL %s (its rollouts that do: %s): its workers would hand %s the adapted weights,"
+  (toString .Values.verlVersion) (join ", " $rollouts) $name -}}
+{{- $problem = cat $problem "which it cannot load" -}}
+{{- $fix := printf "--set ppo-job.rollout.name=%s, or --set ppo-job.model.lora.rank=0" (first $rollouts) -}}
+{{- with include "ppo-job.newestVerlOffering" (dict "Files" .Files "fact" "loraRollouts" "item" $name) -}}
+{{- $fix = printf "%s, or --set-string ppo-job.verlVersion=%s with an image of that veRL (its %s rollout serves them)" $fix . $name -}}
+{{- end -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.name" "value" $name "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A vLLM rollout that takes the LoRA rank as its max_lora_rank starts only with one of vLLM's ranks (loraVllmRanks). */}}
+{{- define "ppo-job.rules.loraVllmRank" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $ranks := list -}}
+{{- range ($facts.loraVllmRanks | default list) }}{{ $ranks = append $ranks (int .) }}{{ end -}}
+{{- $rank := int .Values.model.lora.rank -}}
+{{- if and $ranks (gt $rank 0) (eq .Values.rollout.name "vllm") (not (has $rank $ranks)) -}}
+{{- $above := list -}}
+{{- range $ranks }}{{ if gt . $rank }}{{ $above = append $above . }}{{ end }}{{ end -}}
+{{- $newest := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "loraKeys" "engine" "") -}}
+{{- $problem := printf "is not a rank veRL %s's vLLM rollout starts with: it passes it on as max_lora_rank, one of %s"
+  (toString .Values.verlVersion) (join ", " $ranks) -}}
+{{- $fix := printf "--set ppo-job.model.lora.rank=%v, or --set-string ppo-job.verlVersion=%s with an image of that veRL (it rounds up)"
+  (ternary (first $above) (last $ranks) (not (empty $above))) $newest -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.model.lora.rank" "value" $rank "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 

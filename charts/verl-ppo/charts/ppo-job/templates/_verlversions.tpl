@@ -37,7 +37,7 @@
 {{- define "ppo-job.newestVerlOffering" -}}
 {{- $found := "" -}}
 {{- range (.Files.Get "files/verl-versions.yaml" | fromYamlArray) -}}
-{{- if has $.item (get . $.fact) }}{{ $found = toString .version }}{{ end -}}
+{{- if has $.item (get . $.fact | default list) }}{{ $found = toString .version }}{{ end -}}
 {{- end -}}
 {{- $found -}}
 {{- end -}}
