@@ -956,6 +956,18 @@ CASES = [
              "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}}),
          "ppo-job.model.lora.excludeModules",
          value='["q_proj","k_proj","v_proj","o_proj","gate_proj","up_proj","down_proj"]'),
+    # LoRA choices with the rank at 0 (no LoRA) would be ignored; so would the pool's settings without a pool.
+    *[Case(f"lora-{name}-without-a-rank", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", model={"path": "/data/m", "lora": {key: value}}),
+           f"ppo-job.model.lora.{key}", value=shown, mentions=["ppo-job.model.lora.rank"])
+      for name, key, value, shown in [("target-modules", "targetModules", ["q_proj"], '["q_proj"]'),
+                                      ("excluded-modules", "excludeModules", ["o_proj"], '["o_proj"]'),
+                                      ("layered-summon", "layeredSummon", True, "true")]],
+    *[Case(f"rollout-pool-{name}-without-a-pool", values, field, mentions=["global.rolloutPool.enabled=true"])
+      for name, values, field in [
+          ("node-selector", ray(rolloutPool=OWN_NODES), "raycluster.rolloutPool.nodeSelector"),
+          ("env", ray(rolloutPool={"env": [{"name": "A_FLAG", "value": "1"}]}), "raycluster.rolloutPool.env"),
+          ("gpus-per-node", {"global": {"rolloutPool": {"perNode": 2}}}, "global.rolloutPool.perNode")]],
     # veRL 0.4.1 gives the adapters to vLLM only, passing the rank on as vLLM 0.8's max_lora_rank (one of its list).
     Case("lora-with-sglang-on-verl-0-4",
          job(rollout={"name": "sglang"}, model={"path": "/data/m", "lora": {"rank": 8}}),

@@ -44,6 +44,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.rolloutMetrics" . -}}
 {{- include "ppo-job.rules.loraInVersion" . -}}
 {{- include "ppo-job.rules.loraAdapterNeedsRank" . -}}
+{{- include "ppo-job.rules.loraChoicesNeedRank" . -}}
 {{- include "ppo-job.rules.loraAdapterOnVolume" . -}}
 {{- include "ppo-job.rules.loraModules" . -}}
 {{- include "ppo-job.rules.loraExcludesEveryTarget" . -}}
@@ -869,6 +870,26 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $fix := printf "--set %s.rank=<the adapter's rank, its adapter_config.json r>, or --set %s.adapterPath=''" $field $field -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.adapterPath" $field) "value" $lora.adapterPath
   "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* LoRA choices made while the rank is 0 would be dropped without a word: modules listed to adapt or to leave out, the
+     layered sync (the adapter path has its own rule above). */}}
+{{- define "ppo-job.rules.loraChoicesNeedRank" -}}
+{{- range $field, $lora := dict "ppo-job.model.lora" .Values.model.lora "ppo-job.critic.lora" .Values.critic.lora -}}
+{{- if eq (int $lora.rank) 0 -}}
+{{- $made := dict "targetModules" (kindIs "slice" $lora.targetModules) "excludeModules" (not (empty $lora.excludeModules))
+  "layeredSummon" (eq (toString $lora.layeredSummon) "true") -}}
+{{- range $key := list "targetModules" "excludeModules" "layeredSummon" -}}
+{{- if get $made $key -}}
+{{- $value := get $lora $key -}}
+{{- $problem := "is set while the rank is 0 (no LoRA: the whole model trains), so it would be ignored" -}}
+{{- $fix := printf "--set %s.rank=<the adapters' rank, e.g. 32> for LoRA, or remove %s.%s" $field $field $key -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "%s.%s" $field $key)
+  "value" (ternary (toJson $value) (toString $value) (kindIs "slice" $value)) "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -28,6 +28,7 @@
 {{- include "raycluster.rules.operatorInRayClusterMode" . -}}
 {{- include "raycluster.rules.poolSharesNodes" . -}}
 {{- include "raycluster.rules.poolGroupName" . -}}
+{{- include "raycluster.rules.poolSettingsWithoutPool" . -}}
 {{- include "raycluster.rules.gracePeriodRemoved" . -}}
 {{- end -}}
 
@@ -40,6 +41,26 @@
   "is the name Kueue reserves for the head's pod set" (eq $name .Values.worker.groupName) -}}
 {{- $fix := "--set raycluster.rolloutPool.groupName=<a name of its own, e.g. rolloutpool>" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.rolloutPool.groupName" "value" $name "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The rollout pool's settings with no pool (global.rolloutPool.enabled false) would be ignored without a word. */}}
+{{- define "raycluster.rules.poolSettingsWithoutPool" -}}
+{{- if not (include "verl-ppo.rolloutPoolEnabled" .) -}}
+{{- $pool := .Values.rolloutPool -}}
+{{- $set := dict "global.rolloutPool.perNode" (.Values.global.rolloutPool | default dict).perNode -}}
+{{- range $key := list "nodeSelector" "tolerations" "resources" "rdma" "nccl" "rayStartParams" "annotations" "labels" "env" -}}
+{{- $_ := set $set (printf "raycluster.rolloutPool.%s" $key) (get $pool $key) -}}
+{{- end -}}
+{{- range $field := keys $set | sortAlpha -}}
+{{- $value := get $set $field -}}
+{{- if not (empty $value) -}}
+{{- $problem := "is set while global.rolloutPool.enabled is false: no rollout pool runs, so it would be ignored" -}}
+{{- $fix := printf "--set global.rolloutPool.enabled=true --set ppo-job.trainer.mode=separate_async, or remove %s" $field -}}
+{{- $shown := ternary (toJson $value) (toString $value) (or (kindIs "map" $value) (kindIs "slice" $value)) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $shown "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
