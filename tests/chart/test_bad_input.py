@@ -982,6 +982,11 @@ CASES = [
                                  ("target-modules", "0.4.1", "actor_rollout_ref.model.target_modules=[q_proj]"),
                                  ("critic-adapter", "0.9.1", "critic.model.lora_adapter_path=/data/a"),
                                  ("layered-summon", "0.9.1", "actor_rollout_ref.rollout.layered_summon=true")]],
+    # The image table knows an image by Docker Hub's full name too (docker.io/verlai/verl is verlai/verl).
+    Case("verl-0.4.1-on-the-node-types-image-by-its-full-name",
+         {"global": {"image": {**image_values("0.9.1"),
+                               "repository": "docker.io/" + image_values("0.9.1")["repository"]}}}
+         | job(verlVersion="0.4.1"), "ppo-job.verlVersion", mentions=["verlVersion=0.9.1"]),
     # Image references: the repository's path is lower case (the kubelet refuses InvalidImageName otherwise).
     *[Case(f"image-repository-{name}", {"global": {"image": {"repository": repository}}}, "global.image.repository",
            layer="schema")

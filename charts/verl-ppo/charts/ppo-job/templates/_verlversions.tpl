@@ -43,9 +43,14 @@
 {{- end -}}
 
 {{/* What the chart knows of the Ray pods' image (global.image): its entry of files/images.yaml as JSON, {} for an image
-     the table lacks. */}}
+     the table lacks. The repository as the container runtime reads it: Docker Hub's own names (docker.io/verlai/verl,
+     docker.io/library/x) are the table's short ones. */}}
 {{- define "ppo-job.imageFacts" -}}
-{{- $image := printf "%s:%s" .Values.global.image.repository (toString .Values.global.image.tag) -}}
+{{- $repository := .Values.global.image.repository -}}
+{{- if regexMatch "^(docker\\.io|index\\.docker\\.io|registry-1\\.docker\\.io)/" $repository -}}
+{{- $repository = regexReplaceAll "^[^/]+/(library/)?" $repository "" -}}
+{{- end -}}
+{{- $image := printf "%s:%s" $repository (toString .Values.global.image.tag) -}}
 {{- $facts := dict -}}
 {{- range (.Files.Get "files/images.yaml" | fromYamlArray) }}{{ if eq .image $image }}{{ $facts = . }}{{ end }}{{ end -}}
 {{- toJson $facts -}}
