@@ -28,7 +28,7 @@ _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\
 _HYDRA = paths.subchart_dir("ppo-job") / "files" / "hydra.yaml"
 _SYNTAX = yaml.safe_load(_HYDRA.read_text())
 OVERRIDE = re.compile(_SYNTAX["overridePattern"])
-_VALUE = re.compile(_SYNTAX["valuePattern"])
+_VALUE = re.compile(_SYNTAX["valuePattern"].replace("SCALAR", _SYNTAX["scalarPattern"]))
 _REFUSED_KEYS = [re.compile(refusal["pattern"]) for refusal in _SYNTAX["keyRefusals"]]
 
 

@@ -10,9 +10,6 @@ The tests share one release and run in file order: a later one starts from what 
 from __future__ import annotations
 
 import json
-import threading
-import time
-import urllib.request
 import uuid
 
 import pytest
@@ -283,25 +280,8 @@ def test_uninstall_runs_the_pre_delete_hook_and_the_run_ends_stopped(release):
     release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_SECONDS=601")
     running = f"{release.new_job_after(known)}-a1"
     release.wait_ray_job(running, {"RUNNING"})
-    url = f"http://{release.pod('head').status.pod_ip}:8265/api/jobs/{running}"
-    seen: list[str] = []
-    stop = threading.Event()
-
-    def watch() -> None:  # the head goes with the release: what its dashboard said last is the verdict
-        while not stop.is_set():
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    seen.append(yaml.safe_load(response.read())["status"])
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.3)
-
     cluster = release.pod("head").metadata.labels["ray.io/cluster"]
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    uninstall = release.helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", check=False, timeout=300)
-    stop.set()
-    watcher.join()
+    uninstall, seen = release.uninstall_watching(running)
     assert uninstall.returncode == 0, uninstall.stderr
     assert seen and seen[0] == "RUNNING" and seen[-1] == "STOPPED", seen
     assert cluster not in {c["metadata"]["name"] for c in rayclusters(release.api, NAMESPACE)}

@@ -5,12 +5,8 @@ and the submitter, the helm test pod and the pre-delete hook, given it by refere
 from __future__ import annotations
 
 import secrets
-import threading
-import time
-import urllib.request
 
 import pytest
-import yaml
 from kubernetes import client
 
 from support.podrelease import installed
@@ -75,24 +71,6 @@ def test_the_pre_delete_hook_stops_the_run_with_the_token(release):
     release.upgrade("--set-string", "ppo-job.runtimeEnv.env.STAND_IN_SECONDS=601")
     running = f"{release.new_job_after(known)}-a1"
     release.wait_ray_job(running, {"RUNNING"})
-    request = urllib.request.Request(f"http://{release.pod('head').status.pod_ip}:8265/api/jobs/{running}",
-                                     headers={"X-Ray-Authorization": f"Bearer {TOKEN}"})
-    seen: list[str] = []
-    stop = threading.Event()
-
-    def watch() -> None:  # the head goes with the release: what its dashboard said last is the verdict
-        while not stop.is_set():
-            try:
-                with urllib.request.urlopen(request, timeout=2) as response:
-                    seen.append(yaml.safe_load(response.read())["status"])
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.3)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    uninstall = release.helm.run("uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", check=False, timeout=300)
-    stop.set()
-    watcher.join()
+    uninstall, seen = release.uninstall_watching(running, {"X-Ray-Authorization": f"Bearer {TOKEN}"})
     assert uninstall.returncode == 0, uninstall.stderr
     assert seen and seen[0] == "RUNNING" and seen[-1] == "STOPPED", seen

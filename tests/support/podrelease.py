@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import threading
 import time
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+import yaml
 from kubernetes import client
 
 from support.realnode import PodCluster, python_in, ray_jobs
@@ -102,6 +106,35 @@ class PodRelease:
     def new_job_after(self, known: set[str]) -> str:
         processes.wait_for("a new submitter Job", lambda: {j.metadata.name for j in self.submitter_jobs()} - known, 60)
         return next(j.metadata.name for j in self.submitter_jobs() if j.metadata.name not in known)
+
+    def uninstall_watching(self, submission_id: str, headers: dict[str, str] | None = None,
+                           ) -> tuple[subprocess.CompletedProcess, list[str]]:
+        """`helm uninstall --wait` while the head's dashboard is asked for the Ray job's status every 0.3 s: the
+        head goes with the release, so the last status it gave is the run's verdict. Returns helm's result and
+        the statuses seen, in order."""
+        request = urllib.request.Request(f"http://{self.pod('head').status.pod_ip}:8265/api/jobs/{submission_id}",
+                                         headers=headers or {})
+        seen: list[str] = []
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.is_set():
+                try:
+                    with urllib.request.urlopen(request, timeout=2) as response:
+                        seen.append(yaml.safe_load(response.read())["status"])
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.3)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            uninstall = self.helm.run("uninstall", self.name, "--namespace", self.namespace, "--wait", check=False,
+                                      timeout=300)
+        finally:
+            stop.set()
+            watcher.join()
+        return uninstall, seen
 
 
 @contextmanager

@@ -497,7 +497,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* A value Hydra's parser reads as one value (files/hydra.yaml valuePattern), else its likeliest slip named
      (valueRefusals): a command substitution, two overrides, a stray quote, a sweep. Call with ppo-job.rules.extraArgs's item. */}}
 {{- define "ppo-job.rules.extraArgValue" -}}
-{{- if and .override (not (regexMatch .hydra.valuePattern .value)) -}}
+{{- if and .override (not (regexMatch (replace "SCALAR" .hydra.scalarPattern .hydra.valuePattern) .value)) -}}
 {{- $refusal := dict "problem" .hydra.valueProblem "fix" .hydra.valueFix -}}
 {{- $found := false -}}
 {{- range .hydra.valueRefusals }}{{ if and (not $found) (regexMatch .pattern $.value) }}{{ $refusal = . }}{{ $found = true }}{{ end }}{{ end -}}
