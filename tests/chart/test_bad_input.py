@@ -269,6 +269,8 @@ CASES = [
     Case("rollout-pool-cpu-over-its-node-type", pool({**OWN_NODES, "gpuShape": POOL_SHAPE,
                                                       "resources": {"cpu": "150", "memory": "100Gi"}}),
          "raycluster.rolloutPool.resources.cpu", mentions=["raycluster.rolloutPool.gpuShape.allocatable.cpu"]),
+    Case("rollout-pool-asks-more-gpus-than-its-node-type", pool({**OWN_NODES, "gpuShape": POOL_SHAPE}, perNode=16),
+         "global.rolloutPool.perNode", mentions=["raycluster.rolloutPool.gpuShape.gpus", "perNode=8"]),
     Case("rollout-pool-takes-workers-memory-over-its-node-type",
          pool({**OWN_NODES, "gpuShape": {**POOL_SHAPE, "allocatable": {"cpu": "124", "memory": "64Gi"}}}),
          "raycluster.rolloutPool.resources.memory", mentions=["at most 64Gi"]),

@@ -24,6 +24,7 @@
 {{- include "raycluster.rules.queueUpgrade" . -}}
 {{- include "raycluster.rules.ncclName" . -}}
 {{- include "raycluster.rules.gpusPerNode" . -}}
+{{- include "raycluster.rules.poolGpusPerNode" . -}}
 {{- include "raycluster.rules.rolloutSidecarQos" . -}}
 {{- include "raycluster.rules.operatorInRayClusterMode" . -}}
 {{- include "raycluster.rules.poolSharesNodes" . -}}
@@ -789,6 +790,20 @@
 {{- $problem := printf "is more than the %d GPUs of a %s node (raycluster.gpuShape.gpus): the Ray pods would stay Pending" (int .) $.Values.gpuShape.name -}}
 {{- $fix := printf "--set global.gpu.perNode=%d (all of the node's GPUs), or the values of another node type (values/)" (int .) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "global.gpu.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A rollout pool with a node type of its own (raycluster.rolloutPool.gpuShape) asks at most its GPUs a node. */}}
+{{- define "raycluster.rules.poolGpusPerNode" -}}
+{{- $shape := .Values.rolloutPool.gpuShape -}}
+{{- if and (include "verl-ppo.rolloutPoolEnabled" .) $shape $shape.gpus -}}
+{{- $perNode := include "verl-ppo.rolloutPoolGpusPerNode" . | int -}}
+{{- if gt $perNode (int $shape.gpus) -}}
+{{- $problem := printf "is more than the %d GPUs of a %s node (raycluster.rolloutPool.gpuShape.gpus): the pool's pods would stay Pending"
+  (int $shape.gpus) $shape.name -}}
+{{- $fix := printf "--set global.rolloutPool.perNode=%d (all of the node's GPUs)" (int $shape.gpus) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutPool.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
