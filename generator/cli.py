@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -145,6 +146,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         version = lora_version_for(base, args.lora_rank)
         run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share,
                       version, args.lora_rank)
+        run = replace(run, rollout_on_pool=bool(args.rollout_shape))
         try:
             pool, summary = rollout_pool_for(args, catalog, shape, run, algorithm) if args.rollout_shape else (None, "")
             text = render_shape(shape, model, run, algorithm, catalog.verl, pool, summary)

@@ -302,8 +302,9 @@ def phase_memory(inputs: PlanInputs) -> list[PhaseMemory]:
             Part("the optimizer step's temporaries", step)
 
     engine, problems, notes = engine_parts(inputs)
-    phases = [PhaseMemory("gen", tuple(states), engine, problems, notes),
-              PhaseMemory("old_log_prob", (*states, *loaded("actor", False), activations("old_log_prob")))]
+    # With the rollout on a pool of its own (separate_async) no engine wakes on the training GPUs: no gen phase there.
+    phases = [] if inputs.run.rollout_on_pool else [PhaseMemory("gen", tuple(states), engine, problems, notes)]
+    phases.append(PhaseMemory("old_log_prob", (*states, *loaded("actor", False), activations("old_log_prob"))))
     if inputs.run.reference and inputs.run.lora_rank:  # the actor with its adapters off
         phases.append(PhaseMemory("ref", (*states, *loaded("actor", False), activations("ref"))))
     elif inputs.run.reference:

@@ -118,3 +118,13 @@ def test_pool_pods_are_held_to_their_node_type(tmp_path: Path, capsys):
     assert found == ["raycluster.rolloutPool.resources.cpu=200: does not fit the 188 allocatable CPU of a h800-80g-x8 "
                      "node (raycluster.gpuShape.allocatable.cpu). Fix: --set raycluster.rolloutPool.resources.cpu="
                      "<at most 188>; the generator uses 80% of allocatable"]
+
+
+def test_training_gpus_are_sized_without_an_engine_on_them(tmp_path: Path, capsys):
+    """7B on 40 GB A100s: colocated, the awake engine beside the training states needs the optimizer offloaded; with
+    the rollout on a pool no engine wakes on the training GPUs (memory.phase_memory has no gen phase there)."""
+    assert main(["render", "a100-40g-x8", "--model", "qwen2.5-7b", "--output", str(tmp_path)]) == 0
+    colocated = yaml.safe_load((tmp_path / "a100-40g-x8.yaml").read_text())["ppo-job"]["actor"]
+    pooled, _, _ = render(tmp_path, capsys, "a100-40g-x8", "l20-48g-x8", "--model", "qwen2.5-7b")
+    assert colocated["optimizerOffload"] is True
+    assert pooled["ppo-job"]["actor"]["optimizerOffload"] is False
