@@ -14,8 +14,7 @@ from pathlib import Path
 import yaml
 
 from generator import paths
-from generator.algorithms import algorithms
-from generator.algorithms import Algorithm
+from generator.algorithms import Algorithm, algorithms
 from generator.catalog import DEFAULT_MODEL, Catalog, GpuShape, load_catalog
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
