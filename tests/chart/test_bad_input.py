@@ -106,6 +106,8 @@ def pool(ray_pool: dict | None = None, trainer: dict | None = None, job_sections
 
 # A pool on a node type of its own (so the same-node-type rule keeps out of the case).
 OWN_NODES = {"nodeSelector": {"node.kubernetes.io/instance-type": "ecs.gni3cl.8xlarge"}}
+# The pool's node type as render --rollout-shape writes it (the catalog's L20 node).
+POOL_SHAPE = {"name": "l20-48g-x8", "gpuMemoryGiB": 48, "gpus": 8, "allocatable": {"cpu": "124", "memory": "900Gi"}}
 
 
 def peers(**lists) -> dict:
@@ -275,6 +277,14 @@ CASES = [
          mentions=["never schedule", "raycluster.rolloutPool.nodeSelector"]),
     Case("rollout-pool-starves-the-shared-node-type", pool(perNode=1), "global.rolloutPool.perNode",
          mentions=["idle", "raycluster.rolloutPool.nodeSelector"]),
+    Case("rollout-pool-cpu-over-its-node-type", pool({**OWN_NODES, "gpuShape": POOL_SHAPE,
+                                                      "resources": {"cpu": "150", "memory": "100Gi"}}),
+         "raycluster.rolloutPool.resources.cpu", mentions=["raycluster.rolloutPool.gpuShape.allocatable.cpu"]),
+    Case("rollout-pool-asks-more-gpus-than-its-node-type", pool({**OWN_NODES, "gpuShape": POOL_SHAPE}, perNode=16),
+         "global.rolloutPool.perNode", mentions=["raycluster.rolloutPool.gpuShape.gpus", "perNode=8"]),
+    Case("rollout-pool-takes-workers-memory-over-its-node-type",
+         pool({**OWN_NODES, "gpuShape": {**POOL_SHAPE, "allocatable": {"cpu": "124", "memory": "64Gi"}}}),
+         "raycluster.rolloutPool.resources.memory", mentions=["at most 64Gi"]),
     Case("separate-async-batch-not-sync-steps-of-mini-batches",
          pool(trainer={"separateAsync": {"parameterSyncStep": 3}}),
          "ppo-job.trainer.separateAsync.parameterSyncStep", mentions=["256", "parameterSyncStep=4"]),
