@@ -8,26 +8,31 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
 from generator import paths
-from generator.algorithms import algorithms
-from generator.catalog import DEFAULT_MODEL, load_catalog
+from generator.algorithms import Algorithm, algorithms
+from generator.catalog import DEFAULT_MODEL, Catalog, GpuShape, load_catalog
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.docstables import doc_tables
 from generator.helm import HelmInputs, HelmMissing
 from generator.measurements import measured_runs
 from generator.plan import inputs_for, measured_plans, plan
+from generator.planwork import PlanInputs
 from generator.planfixes import fixes
 from generator.planreport import model_error, plan_text
 from generator.render import (lora_version_for, platform_overlays, render_shape, run_for, sized_shapes,
                               values_file_name, verl_version_for, write)
 from generator.schema import chart_schemas
-from generator.runshape import RESOURCE_SHARE
+from generator.rolloutpool import RolloutPool, balanced_pool
+from generator.runshape import RESOURCE_SHARE, RunShape
+from generator.sizing import size
 from generator.summary import summarize
+from generator.verlversions import by_version
 from generator.valuesdoc import readmes
 
 
@@ -96,32 +101,67 @@ def lora_rank(text: str) -> int:
     return value
 
 
+def rollout_pool_for(args: argparse.Namespace, catalog: Catalog, shape: GpuShape, run: RunShape,
+                     algorithm: Algorithm) -> tuple[RolloutPool, str]:
+    """The rollout pool of --rollout-shape beside the training node type, balanced on the measured runs, and the line
+    that states the balance."""
+    inputs = PlanInputs(shape, catalog.models[args.model], algorithm, run, size(shape, catalog.models[args.model], run),
+                        run.nodes * shape.gpus_per_node, run.sequence_length)
+    pool = balanced_pool(inputs, catalog.shapes[args.rollout_shape], measured_plans(load_catalog(), measured_runs()))
+    return pool, pool.summary(inputs)
+
+
+def rollout_shape_problem(args: argparse.Namespace, catalog: Catalog, algorithm: Algorithm) -> str:
+    """Why --rollout-shape cannot be rendered (its value named, with the fix), or ""."""
+    if args.rollout_shape not in catalog.shapes:
+        return (f"unknown --rollout-shape {args.rollout_shape!r}: give one of the catalog's node types "
+                f"({', '.join(catalog.shapes)}; python -m generator shapes)")
+    if "separate_async" not in by_version()[catalog.verl.version].trainer_modes:
+        return (f"--rollout-shape {args.rollout_shape}: the catalog's veRL {catalog.verl.version} has no "
+                "separate_async trainer mode; render without --rollout-shape")
+    if catalog.verl.version not in algorithm.versions:
+        return (f"--rollout-shape {args.rollout_shape}: algorithm {algorithm.name} is not in veRL "
+                f"{catalog.verl.version}, whose separate_async the pool needs; give another --algorithm")
+    return ""
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     model = catalog.models[args.model]
     algorithm = algorithms()[args.algorithm]
     names = args.shape or list(catalog.shapes)
-    outputs = {}
+    outputs, summaries = {}, []
+    problem = rollout_shape_problem(args, catalog, algorithm) if args.rollout_shape else ""
+    if problem:
+        print(f"render: {problem}", file=sys.stderr)
+        return 2
     for name in names:
         if name not in catalog.shapes:
             print(f"unknown shape {name!r}; known: {', '.join(catalog.shapes)}", file=sys.stderr)
             return 2
         shape = catalog.shapes[name]
-        version = lora_version_for(verl_version_for(catalog.verl, shape, algorithm), args.lora_rank)
+        # A rollout pool runs on the catalog's veRL (separate_async is 0.9.1's), the vendor guide's shape too.
+        base = catalog.verl.version if args.rollout_shape else verl_version_for(catalog.verl, shape, algorithm)
+        version = lora_version_for(base, args.lora_rank)
         run = run_for(algorithm, args.nodes or shape.default_nodes, args.responses_per_prompt, args.resource_share,
                       version, args.lora_rank)
+        run = replace(run, rollout_on_pool=bool(args.rollout_shape))
         try:
-            text = render_shape(shape, model, run, algorithm, catalog.verl)
-        except ValueError as error:  # a model the catalog cannot size LoRA for
+            pool, summary = rollout_pool_for(args, catalog, shape, run, algorithm) if args.rollout_shape else (None, "")
+            text = render_shape(shape, model, run, algorithm, catalog.verl, pool, summary)
+        except ValueError as error:  # a model the catalog cannot size LoRA for, a pool that cannot hold a replica
             print(f"render: {error}", file=sys.stderr)
             return 2
-        outputs[args.output / values_file_name(shape, algorithm, args.lora_rank)] = text
+        outputs[args.output / values_file_name(shape, algorithm, args.lora_rank, pool.shape if pool else None)] = text
+        summaries += [f"{shape.name}: {summary}"] if summary else []
     if args.output.resolve() != paths.VALUES_DIR.resolve():
         # The platform overlays live in values/platforms/; values rendered elsewhere get copies beside them.
         for file_name, text in platform_overlays().items():
             outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():
         print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
+    for summary in summaries:
+        print(summary)
     return 0
 
 
@@ -247,6 +287,10 @@ def parser() -> argparse.ArgumentParser:
                         help="share of allocatable CPU/memory per pod")
     render.add_argument("--lora-rank", type=lora_rank, default=0,
                         help="the actor's LoRA rank: values <shape>[-<algorithm>]-lora<rank>.yaml (0: full fine-tune)")
+    render.add_argument("--rollout-shape", metavar="SHAPE",
+                        help="the catalog's node type of a rollout pool (veRL 0.9.1's separate_async): the pool's "
+                        "replicas sized for its GPU, its nodes balanced against training from the measured rates; "
+                        "values <shape>[...]-rollout-<SHAPE>.yaml")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)

@@ -77,6 +77,8 @@ def _renders(entry: VerlVersion) -> str:
     if entry.quick_poll_sampler:
         said.append("the chart's replay buffer, polled every `trainer.rolloutPollSeconds` (veRL's: 2 s)")
     other = dict(entry.other)
+    if other.pop("agentLoopManager", False):
+        said.append("vLLM's final output only (`rollout.finalOutputOnly`), through the chart's agent loop manager")
     lora, bf16 = other.pop("loraKeys", []), other.pop("loraBaseDtype", False)
     rollouts, ranks = other.pop("loraRollouts", []), other.pop("loraVllmRanks", [])
     said.append(f"LoRA (`model.lora`, `critic.lora`): {', '.join(f'`{key}`' for key in lora)}"

@@ -90,6 +90,29 @@ RUNTIME_GIB = 2.7
 ENGINE_BEYOND_SHARE_GIB = 3.2
 
 
+# A rollout pool's GPU (veRL 0.9.1's separate_async) holds no training process: one vLLM replica's shard, what vLLM
+# takes beyond its share, and the NCCL weight sync's two buckets (checkpoint_engine/nccl_checkpoint_engine.py: a send
+# and a receive buffer of rollout.checkpoint_engine.update_weights_bucket_megabytes each, 2,048 MiB by default). Its
+# share is at most vLLM's own default for a GPU it has alone.
+WEIGHT_SYNC_BUCKETS_GIB = 2 * 2048 / 1024
+POOL_MAX_MEMORY_FRACTION = 0.9
+
+
+def pool_rollout_memory_fraction(gpu_memory_gib: float) -> float:
+    """gpu_memory_utilization of a rollout pool's replica: the GPU less what the engine takes beyond its share and the
+    weight sync's buckets, in whole steps of 0.05 down, at most POOL_MAX_MEMORY_FRACTION; 0 where nothing is left."""
+    free = gpu_memory_gib - ENGINE_BEYOND_SHARE_GIB - WEIGHT_SYNC_BUCKETS_GIB
+    return round(min(POOL_MAX_MEMORY_FRACTION, max(0.0, math.floor(free / gpu_memory_gib * 20) / 20)), 2)
+
+
+def pool_replica_gib(model: ModelProfile, run: RunShape, tp: int) -> float:
+    """What one replica needs on each of its GPUs to generate at all: its weight shard, the workspace and the KV cache
+    of one row at full length (vLLM queues the rest of its share of the batch)."""
+    weights_bytes, _ = rollout_gpu_bytes(model, run, tp, tp)
+    one_row_kv = run.sequence_length * KV_BYTES_PER_TOKEN_PER_BILLION * model.params_billion / tp
+    return (weights_bytes + one_row_kv) / 2**30 + ROLLOUT_WORKSPACE_GIB
+
+
 # LoRA (RunShape.lora_rank above 0), as the chart renders it for veRL 0.9.1: fsdp_config.model_dtype=bf16, so the
 # frozen base loads in bf16 (sharded by FSDP like full weights, offloaded by param_offload alike), veRL casts the
 # adapters to the base's dtype (workers/engine/fsdp/transformer_impl.py), and torch's AdamW keeps its two moments in
@@ -279,8 +302,9 @@ def phase_memory(inputs: PlanInputs) -> list[PhaseMemory]:
             Part("the optimizer step's temporaries", step)
 
     engine, problems, notes = engine_parts(inputs)
-    phases = [PhaseMemory("gen", tuple(states), engine, problems, notes),
-              PhaseMemory("old_log_prob", (*states, *loaded("actor", False), activations("old_log_prob")))]
+    # With the rollout on a pool of its own (separate_async) no engine wakes on the training GPUs: no gen phase there.
+    phases = [] if inputs.run.rollout_on_pool else [PhaseMemory("gen", tuple(states), engine, problems, notes)]
+    phases.append(PhaseMemory("old_log_prob", (*states, *loaded("actor", False), activations("old_log_prob"))))
     if inputs.run.reference and inputs.run.lora_rank:  # the actor with its adapters off
         phases.append(PhaseMemory("ref", (*states, *loaded("actor", False), activations("ref"))))
     elif inputs.run.reference:

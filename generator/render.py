@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import Catalog, GpuShape, ModelProfile, VerlRelease
 from generator.planwork import uses_reference
+from generator.rolloutpool import RolloutPool
 from generator.runshape import RESOURCE_SHARE, RunShape, Sizing
 from generator.sizing import DYNAMIC_BATCHING_VERSIONS, size
 from generator.verlversions import verl_versions
@@ -91,27 +93,35 @@ def lora_alpha(rank: int) -> int:
     return rank
 
 
-def values_file_name(shape: GpuShape, algorithm: Algorithm, lora_rank: int = 0) -> str:
+def values_file_name(shape: GpuShape, algorithm: Algorithm, lora_rank: int = 0, pool: GpuShape | None = None) -> str:
     """values/<shape>.yaml for PPO, the chart's default algorithm; <shape>-<algorithm>.yaml for the others; -lora<rank>
-    after either for a LoRA run."""
+    after either for a LoRA run; -rollout-<pool's shape> after all for a rollout pool of that node type."""
     name = shape.name if algorithm.name == "ppo" else f"{shape.name}-{algorithm.name}"
-    return f"{name}-lora{lora_rank}.yaml" if lora_rank else f"{name}.yaml"
+    name = f"{name}-lora{lora_rank}" if lora_rank else name
+    return f"{name}-rollout-{pool.name}.yaml" if pool else f"{name}.yaml"
 
 
 def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm: Algorithm | None = None,
-                 release: VerlRelease | None = None) -> str:
+                 release: VerlRelease | None = None, pool: RolloutPool | None = None,
+                 pool_summary: str = "") -> str:
     """Values for PPO unless another algorithm is given. The run's veRL version is written where it is not the
-    chart's default, with the release's image where it is that release's."""
+    chart's default, with the release's image where it is that release's. With a rollout pool (veRL 0.9.1's
+    separate_async): the pool's size, placement and resources from its node type, its replicas' tensor parallel size
+    and memory share from its GPU (generator/rolloutpool.py), every training setting from the training node type."""
     algorithm = algorithm or algorithms()["ppo"]
+    sizing = size(shape, model, run)
+    if pool:
+        sizing = replace(sizing, tensor_parallel=pool.tensor_parallel, rollout_memory_fraction=pool.memory_fraction)
     version = run.verl_version if run.verl_version != default_verl_version() else ""
     image = release if release and version and version == release.version else None
     # The catalog's release (veRL 0.9.1) serves its async rollout's metrics: on, with their dashboard beside Ray's.
     dashboards = component_defaults("observability")["dashboards"]["include"] + ["rollout"] if image else None
     return _environment.get_template("shape-values.yaml.j2").render(
-        shape=shape, model=model, run=run, sizing=size(shape, model, run), tolerations=tolerations(shape),
+        shape=shape, model=model, run=run, sizing=sizing, tolerations=tolerations(shape),
         algorithm=algorithm, verl_version=version, image=image, dashboards=dashboards,
         lora_alpha=lora_alpha(run.lora_rank), layered_summon=shape.gpu_memory_gib < LAYERED_SUMMON_BELOW_GIB,
-        file_name=values_file_name(shape, algorithm, run.lora_rank),
+        file_name=values_file_name(shape, algorithm, run.lora_rank, pool.shape if pool else None),
+        pool=pool, pool_tolerations=tolerations(pool.shape) if pool else [], pool_summary=pool_summary,
     )
 
 

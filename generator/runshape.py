@@ -51,6 +51,7 @@ class RunShape:
     resource_share: float = RESOURCE_SHARE
     verl_version: str = ""  # the version the values run; token budgets only where it has them measured
     lora_rank: int = 0  # the actor's LoRA rank (all-linear adapters on a frozen bf16 base); 0: the whole model trains
+    rollout_on_pool: bool = False  # separate_async: the rollout on a pool of its own, no engine on the training GPUs
 
     @property
     def sequence_length(self) -> int:

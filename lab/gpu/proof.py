@@ -54,6 +54,8 @@ MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing
          "vllm-awake": ["vllm-generated-awake"],
          # The ladder of sizes: each model's generated profile for one H200, then the seed's parameters.
          "vllm-ladder": ["vllm-1.5b-generated", "vllm-1.5b-seed", "vllm-3b-generated", "vllm-3b-seed"],
+         # Issue 34: the rollout asking vLLM for each sample's final output only, beside the same profile without.
+         "vllm-final-output": ["vllm-generated-final-output", "vllm-generated"],
          # Issue 35: GRPO with LoRA rank 32 at 7B on one H200 (its checkpoint's adapter checked), then without LoRA.
          "vllm-lora-7b": ["vllm-lora-7b"], "vllm-7b-full": ["vllm-7b-grpo-full"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
@@ -70,6 +72,8 @@ COMPARISONS = {
     "vllm_v1_quick_poll_vs_legacy_trainer": ("vllm-generated-v0", "vllm-generated"),
     "vllm_colocate_async_vs_sync": ("vllm-generated", "vllm-generated-colocate-async"),
     "vllm_awake_vs_sleeping_rollout": ("vllm-generated", "vllm-generated-awake"),
+    "vllm_final_output_vs_every_step": ("vllm-generated", "vllm-generated-final-output"),
+    "vllm_1.5b_final_output_vs_every_step": ("vllm-1.5b-generated", "vllm-1.5b-generated-final-output"),
     "vllm_1.5b_generated_vs_seed": ("vllm-1.5b-seed", "vllm-1.5b-generated"),
     "vllm_3b_generated_vs_seed": ("vllm-3b-seed", "vllm-3b-generated"),
     "vllm_7b_lora_vs_full": ("vllm-7b-grpo-full", "vllm-lora-7b"),

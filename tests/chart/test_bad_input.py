@@ -106,6 +106,8 @@ def pool(ray_pool: dict | None = None, trainer: dict | None = None, job_sections
 
 # A pool on a node type of its own (so the same-node-type rule keeps out of the case).
 OWN_NODES = {"nodeSelector": {"node.kubernetes.io/instance-type": "ecs.gni3cl.8xlarge"}}
+# The pool's node type as render --rollout-shape writes it (the catalog's L20 node).
+POOL_SHAPE = {"name": "l20-48g-x8", "gpuMemoryGiB": 48, "gpus": 8, "allocatable": {"cpu": "124", "memory": "900Gi"}}
 
 
 def peers(**lists) -> dict:
@@ -245,6 +247,17 @@ CASES = [
                                                        extraArgs=["trainer.use_v1=false"]),
          "ppo-job.trainer.mode", mentions=["extraArgs[0]", "legacy"]),
     Case("unknown-trainer-mode", job(trainer={"mode": "separate"}), "ppo-job.trainer.mode", layer="schema"),
+    # The final output only from vLLM: veRL 0.9.1's agent loop manager, vLLM's setting, the sync trainer only.
+    Case("final-output-in-verl-0.4", job(rollout={"finalOutputOnly": True}), "ppo-job.rollout.finalOutputOnly",
+         mentions=["0.4.1", "0.9.1"]),
+    Case("final-output-with-sglang", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", rollout={"name": "sglang", "finalOutputOnly": True}), "ppo-job.rollout.finalOutputOnly",
+         mentions=["sglang", "rollout.name=vllm"]),
+    Case("final-output-with-colocate-async", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", trainer={"mode": "colocate_async"}, rollout={"finalOutputOnly": True}),
+         "ppo-job.rollout.finalOutputOnly", mentions=["colocate_async", "trainer.mode=sync"]),
+    Case("final-output-not-a-boolean", job(rollout={"finalOutputOnly": "yes"}), "ppo-job.rollout.finalOutputOnly",
+         layer="schema"),
     # Issue 36: the rollout pool and separate_async.
     Case("separate-async-in-verl-0.4", pool(job_sections={"verlVersion": "0.4.1"}), "ppo-job.trainer.mode",
          mentions=["0.4.1", "0.9.1"]),
@@ -264,6 +277,14 @@ CASES = [
          mentions=["never schedule", "raycluster.rolloutPool.nodeSelector"]),
     Case("rollout-pool-starves-the-shared-node-type", pool(perNode=1), "global.rolloutPool.perNode",
          mentions=["idle", "raycluster.rolloutPool.nodeSelector"]),
+    Case("rollout-pool-cpu-over-its-node-type", pool({**OWN_NODES, "gpuShape": POOL_SHAPE,
+                                                      "resources": {"cpu": "150", "memory": "100Gi"}}),
+         "raycluster.rolloutPool.resources.cpu", mentions=["raycluster.rolloutPool.gpuShape.allocatable.cpu"]),
+    Case("rollout-pool-asks-more-gpus-than-its-node-type", pool({**OWN_NODES, "gpuShape": POOL_SHAPE}, perNode=16),
+         "global.rolloutPool.perNode", mentions=["raycluster.rolloutPool.gpuShape.gpus", "perNode=8"]),
+    Case("rollout-pool-takes-workers-memory-over-its-node-type",
+         pool({**OWN_NODES, "gpuShape": {**POOL_SHAPE, "allocatable": {"cpu": "124", "memory": "64Gi"}}}),
+         "raycluster.rolloutPool.resources.memory", mentions=["at most 64Gi"]),
     Case("separate-async-batch-not-sync-steps-of-mini-batches",
          pool(trainer={"separateAsync": {"parameterSyncStep": 3}}),
          "ppo-job.trainer.separateAsync.parameterSyncStep", mentions=["256", "parameterSyncStep=4"]),
@@ -1008,6 +1029,8 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    Accepted("final-output-only-on-verl-0.9.1", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", rollout={"finalOutputOnly": True}, trainer={"rolloutPollSeconds": None})),
     # Code the user put on the shared volume goes on PYTHONPATH from there (the real-node tier's stand-in does).
     Accepted("python-path-on-the-volume", ray(pythonPath="/data/code:/workspace/verl")),
     # Issue 36: a rollout pool of one node like the training nodes', and one on a node type of its own.

@@ -73,3 +73,23 @@ def test_the_sync_interval_and_the_weight_sync_are_values():
     assert config.actor_rollout_ref.rollout.checkpoint_engine.backend == "nixl"
     default = compose_with_verl(VERSION, [])
     assert default.trainer.v1.separate_async.parameter_sync_step == 4  # the chart's default is veRL's
+
+
+def test_a_rendered_rollout_shape_pair_composes_and_passes_the_separate_async_asserts(tmp_path, capsys):
+    """`generator render --rollout-shape` (H800 training, an L20 pool): its command composes with veRL 0.9.1's config
+    with the pool's size, its replicas' tensor parallel size and memory share, and what the trainer asserts."""
+    from generator.cli import main
+
+    assert main(["render", "h800-80g-x8", "--rollout-shape", "l20-48g-x8", "--output", str(tmp_path)]) == 0
+    capsys.readouterr()
+    words = rendered_command("-f", str(tmp_path / "h800-80g-x8-rollout-l20-48g-x8.yaml"))[3:]
+    config = compose_with_verl(VERSION, words)
+    assert OmegaConf.missing_keys(config) == set()
+    assert verlconfig.type_violations(verl_config_dir(VERSION), config) == []
+    rollout = config.actor_rollout_ref.rollout
+    assert config.trainer.v1.trainer_mode == "separate_async" and config.actor_rollout_ref.hybrid_engine is False
+    assert (rollout.nnodes, rollout.n_gpus_per_node, rollout.tensor_model_parallel_size) == (1, 8, 1)
+    assert rollout.gpu_memory_utilization == 0.85 and rollout.checkpoint_engine.backend != "naive"
+    assert config.data.train_batch_size == \
+        config.trainer.v1.separate_async.parameter_sync_step * config.actor_rollout_ref.actor.ppo_mini_batch_size
+    assert (config.trainer.nnodes, config.trainer.n_gpus_per_node) == (1, 8)

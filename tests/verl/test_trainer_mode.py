@@ -1,7 +1,8 @@
-"""ppo-job.trainer.mode and the chart's replay buffer (issue 34) in veRL's own config: each mode the table gives a
+"""ppo-job.trainer.mode and the chart's plug-ins (issue 34) in veRL's own config: each mode the table gives a
 version composes with that version's Hydra config into its trainer.v1.trainer_mode; the replay buffer's keys
-compose and carry what veRL hands its own replay buffer (DAPO's group filtering); the versions without them render
-neither, and the rulebook and `generator check` refuse a mode a version lacks."""
+compose and carry what veRL hands its own replay buffer (DAPO's group filtering); the final-output agent loop
+manager composes into the key veRL loads it by; the versions without them render neither, and the rulebook and
+`generator check` refuse a mode a version lacks."""
 
 from __future__ import annotations
 
@@ -22,18 +23,18 @@ MODES = [pytest.param(version, mode, id=f"{version}-{mode}")
          for version in verl_versions() for mode in VERSIONS[version].trainer_modes]
 
 
-def replay_buffer_source() -> str:
+def plugins_source() -> str:
     from support.tools import ROOT
 
-    return (ROOT / "charts/verl-ppo/charts/ppo-job/files/replay_buffer.py").read_text()
+    return (ROOT / "charts/verl-ppo/charts/ppo-job/files/verl_plugins.py").read_text()
 
 
 def handed_on() -> tuple[str, ...]:
     """The sampler_kwargs names the chart's replay buffer hands on to veRL's (its HANDED_ON), and its interval."""
-    for statement in ast.parse(replay_buffer_source()).body:
+    for statement in ast.parse(plugins_source()).body:
         if isinstance(statement, ast.Assign) and getattr(statement.targets[0], "id", "") == "HANDED_ON":
             return (*ast.literal_eval(statement.value), "poll_interval_s")
-    raise AssertionError("replay_buffer.py has no HANDED_ON")
+    raise AssertionError("verl_plugins.py has no HANDED_ON")
 
 
 @pytest.mark.parametrize("version, mode", MODES)
@@ -65,8 +66,8 @@ def test_the_replay_buffer_composes_and_gets_what_veRL_gives_its_own(version, al
         assert sampler is None and not any("sampler" in word for word in words)
         return
     assert (sampler.custom_sampler.path, sampler.custom_sampler.name) == \
-        ("pkg://verl_ppo_replay_buffer", "quick_poll_replay_buffer")
-    assert "def quick_poll_replay_buffer(" in replay_buffer_source()
+        ("pkg://verl_ppo_plugins", "quick_poll_replay_buffer")
+    assert "def quick_poll_replay_buffer(" in plugins_source()
     kwargs = OmegaConf.to_container(sampler.sampler_kwargs)
     assert set(kwargs) <= set(handed_on()) and kwargs["poll_interval_s"] == 0.05
     if algorithm == "dapo":  # veRL's _build_replay_buffer gives its own these for group filtering (sync)
@@ -85,11 +86,11 @@ def test_the_replay_buffer_travels_with_the_run():
     result = helm_cli.template(helm_binaries()["helm3"], *image_args("0.9.1"))
     assert result.returncode == 0, result.output
     config_map = next(d for d in result.documents() if d["kind"] == "ConfigMap" and "job.json" in d["data"])
-    assert config_map["data"]["verl_ppo_replay_buffer.py"].strip() == replay_buffer_source().strip()
-    assert submitter_env(result.documents())["VERL_PPO_RUN_MODULE"] == "/etc/verl-ppo/verl_ppo_replay_buffer.py"
+    assert config_map["data"]["verl_ppo_plugins.py"].strip() == plugins_source().strip()
+    assert submitter_env(result.documents())["VERL_PPO_RUN_MODULE"] == "/etc/verl-ppo/verl_ppo_plugins.py"
     off = helm_cli.template(helm_binaries()["helm3"], *image_args("0.9.1"),
                             "--set", "ppo-job.trainer.rolloutPollSeconds=null")
-    assert not any("verl_ppo_replay_buffer.py" in (d.get("data") or {}) for d in off.documents())
+    assert not any("verl_ppo_plugins.py" in (d.get("data") or {}) for d in off.documents())
     assert "VERL_PPO_RUN_MODULE" not in submitter_env(off.documents())
 
 
@@ -126,3 +127,21 @@ def test_a_mode_veRL_would_not_run_is_refused_by_helm_and_generator_check(args, 
 def test_the_schema_bounds_the_mode_and_the_poll(setting, field):
     result = helm_cli.template(helm_binaries()["helm4"], "--set", setting)
     assert result.returncode != 0 and field in result.output, result.output
+
+
+def test_the_final_output_manager_composes_and_travels_with_the_run():
+    """rollout.finalOutputOnly names the plug-ins' manager in the key veRL 0.9.1 loads it by, and ships the plug-ins
+    even with veRL's own replay buffer."""
+    args = (*image_args("0.9.1"), "--set", "ppo-job.rollout.finalOutputOnly=true",
+            "--set", "ppo-job.trainer.rolloutPollSeconds=null")
+    config = compose_with_verl("0.9.1", rendered_command(*args)[3:])
+    assert verlconfig.type_violations(verl_config_dir("0.9.1"), config) == []
+    assert config.actor_rollout_ref.rollout.agent.agent_loop_manager_class == \
+        "verl_ppo_plugins.FinalOutputAgentLoopManager"
+    assert "FinalOutputAgentLoopManager" in plugins_source()
+    assert config.trainer.v1.sampler.custom_sampler.path is None
+    result = helm_cli.template(helm_binaries()["helm3"], *args)
+    assert result.returncode == 0, result.output
+    assert submitter_env(result.documents())["VERL_PPO_RUN_MODULE"] == "/etc/verl-ppo/verl_ppo_plugins.py"
+    off = compose_with_verl("0.9.1", rendered_command(*image_args("0.9.1"))[3:])
+    assert "agent_loop_manager_class" not in off.actor_rollout_ref.rollout.agent

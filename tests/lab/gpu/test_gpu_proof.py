@@ -301,7 +301,7 @@ def test_the_trainer_runs_turn_the_charts_poll_and_mode_through_its_values(tmp_p
     sampler = {"trainer.v1.sampler.custom_sampler.path", "trainer.v1.sampler.custom_sampler.name",
                "+trainer.v1.sampler.sampler_kwargs.poll_interval_s"}
     generated = rendered(tmp_path, "vllm-generated", 1)[1]
-    assert generated["trainer.v1.sampler.custom_sampler.path"] == "pkg://verl_ppo_replay_buffer"
+    assert generated["trainer.v1.sampler.custom_sampler.path"] == "pkg://verl_ppo_plugins"
     assert generated["trainer.v1.trainer_mode"] == "sync"
     for name, differing in [("vllm-generated-poll2s", sampler),
                             ("vllm-generated-colocate-async", {"trainer.v1.trainer_mode"})]:

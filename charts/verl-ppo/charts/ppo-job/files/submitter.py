@@ -30,8 +30,8 @@ the shared volume, the inputs, the GPUs and the NCCL environment on every Ray no
 run is not submitted (exit 5) and its per-node table says which node is wrong. A node that left while
 the preflight ran (a worker pod being replaced) fails no check: the submitter waits for the cluster to be
 whole again and runs the preflight anew, up to PREFLIGHT_RUNS times. A module the run imports by name
-(VERL_PPO_RUN_MODULE: the chart's replay buffer, which veRL loads as pkg://<module>) goes with the run to every
-Ray node as a py_modules package, as the preflight program does: the Ray pods need no file of ours.
+(VERL_PPO_RUN_MODULE: the chart's plug-ins for veRL, which veRL loads by the module's name) goes with the run to
+every Ray node as a py_modules package, as the preflight program does: the Ray pods need no file of ours.
 
 On SIGTERM it asks the Kubernetes API whether its Job is gone, being deleted or suspended: then it
 stops the Ray job (deleting the Job ends the run). Otherwise (eviction, node drain) the run goes on
@@ -186,7 +186,7 @@ class Settings:
         except (OSError, SyntaxError, ValueError) as error:
             raise Unmendable(f"the run's module {self.run_module} (VERL_PPO_RUN_MODULE) cannot be used ({error}); "
                              "the chart mounts it from its ConfigMap, or ppo-job.trainer.rolloutPollSeconds=null "
-                             "runs veRL's own replay buffer without it") from None
+                             "and ppo-job.rollout.finalOutputOnly=false run veRL without it") from None
 
     def family_pattern(self) -> re.Pattern[str]:
         return re.compile(re.escape(self.submission_family) + r"-[0-9a-f]+-a\d+$")

@@ -73,6 +73,9 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- with $facts.trainerModeKey }}{{ $o = append $o (printf "%s=%s" . $v.trainer.mode) }}{{ end }}
 {{- if eq $v.trainer.mode "separate_async" }}{{ $o = concat $o (include "ppo-job.separateAsyncOverrides" . | fromJsonArray) }}{{ end }}
 {{- $o = concat $o (include "ppo-job.replayBufferOverrides" . | fromJsonArray) }}
+{{- if include "ppo-job.finalOutputOnly" . }}
+{{- $o = append $o (printf "+actor_rollout_ref.rollout.agent.agent_loop_manager_class=%s.FinalOutputAgentLoopManager" (include "ppo-job.pluginsModule" .)) }}
+{{- end }}
 {{- $o = concat $o (include "ppo-job.rolloutMetricsOverrides" . | fromJsonArray) }}
 {{- if not (kindIs "invalid" $v.trainer.maxCheckpointsToKeep) }}
 {{- $o = append $o (printf "trainer.max_actor_ckpt_to_keep=%d" (int $v.trainer.maxCheckpointsToKeep)) }}
@@ -116,7 +119,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- concat $o ($algorithm.overrides | default list) | toJson -}}
 {{- end -}}
 
-{{/* "true" where the run takes its finished samples through the chart's replay buffer (files/replay_buffer.py, polled
+{{/* "true" where the run takes its finished samples through the chart's replay buffer (files/verl_plugins.py, polled
      every trainer.rolloutPollSeconds): the version's trainer polls a replay buffer (its quickPollSampler fact) and the
      value is not null; else "". */}}
 {{- define "ppo-job.quickPoll" -}}
@@ -124,9 +127,23 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if and $facts.quickPollSampler (not (kindIs "invalid" .Values.trainer.rolloutPollSeconds)) }}true{{ end -}}
 {{- end -}}
 
-{{/* The replay buffer's module name on the Ray nodes: its file's name in the ConfigMap, which the submitter ships to
-     the run as a Ray py_modules package of that name (VERL_PPO_RUN_MODULE), and veRL imports as pkg://<name>. */}}
-{{- define "ppo-job.replayBufferModule" -}}verl_ppo_replay_buffer{{- end -}}
+{{/* "true" where the rollout asks vLLM for each sample's final output only through the chart's agent loop manager
+     (files/verl_plugins.py): the value is on and the version takes the manager's class by name (its agentLoopManager
+     fact); the rulebook refuses the value elsewhere. Else "". */}}
+{{- define "ppo-job.finalOutputOnly" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- if and $facts.agentLoopManager .Values.rollout.finalOutputOnly }}true{{ end -}}
+{{- end -}}
+
+{{/* "true" where the run needs the chart's plug-ins (files/verl_plugins.py): the quick-poll replay buffer or the
+     final-output agent loop manager; else "". */}}
+{{- define "ppo-job.plugins" -}}
+{{- if or (include "ppo-job.quickPoll" .) (include "ppo-job.finalOutputOnly" .) }}true{{ end -}}
+{{- end -}}
+
+{{/* The plug-ins' module name on the Ray nodes: its file's name in the ConfigMap, which the submitter ships to the run
+     as a Ray py_modules package of that name (VERL_PPO_RUN_MODULE), and veRL imports by that name. */}}
+{{- define "ppo-job.pluginsModule" -}}verl_ppo_plugins{{- end -}}
 
 {{/* The chart's replay buffer in veRL's keys (JSON list; empty where ppo-job.quickPoll is off): veRL loads it through
      custom_sampler and hands it sampler_kwargs, which its YAML leaves empty (so each is added, +). It passes a custom
@@ -139,7 +156,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- with $algorithm.replayBufferKwargs }}
 {{- $kwargs = concat $kwargs . (list (printf "train_batch_size=%d" (int $.Values.data.trainBatchSize))) -}}
 {{- end }}
-{{- $o = list (printf "trainer.v1.sampler.custom_sampler.path=pkg://%s" (include "ppo-job.replayBufferModule" .))
+{{- $o = list (printf "trainer.v1.sampler.custom_sampler.path=pkg://%s" (include "ppo-job.pluginsModule" .))
   "trainer.v1.sampler.custom_sampler.name=quick_poll_replay_buffer" -}}
 {{- range $kwargs }}{{ $o = append $o (printf "+trainer.v1.sampler.sampler_kwargs.%s" .) }}{{ end -}}
 {{- end -}}

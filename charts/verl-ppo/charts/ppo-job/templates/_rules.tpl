@@ -22,6 +22,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.rolloutEngine" . -}}
 {{- include "ppo-job.rules.hfRolloutSamplesOne" . -}}
 {{- include "ppo-job.rules.trainerMode" . -}}
+{{- include "ppo-job.rules.finalOutputVersion" . -}}
+{{- include "ppo-job.rules.finalOutputEngine" . -}}
+{{- include "ppo-job.rules.finalOutputMode" . -}}
 {{- include "ppo-job.rules.trainerModeLegacy" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
@@ -339,6 +342,35 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* rollout.finalOutputOnly works through the agent loop manager's class, which only some veRL versions take by name. */}}
+{{- define "ppo-job.rules.finalOutputVersion" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- if and $facts .Values.rollout.finalOutputOnly (not $facts.agentLoopManager) -}}
+{{- $problem := printf "needs a veRL that takes the agent loop manager's class by name; veRL %s does not" (toString .Values.verlVersion) -}}
+{{- $fix := "--set ppo-job.rollout.finalOutputOnly=false, or --set-string ppo-job.verlVersion=0.9.1 with an image of that veRL" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The final output only is a vLLM setting (its request output kind); SGLang and HF rollouts refuse the key. */}}
+{{- define "ppo-job.rules.finalOutputEngine" -}}
+{{- if and .Values.rollout.finalOutputOnly (ne .Values.rollout.name "vllm") -}}
+{{- $problem := printf "is a vLLM setting: the %s rollout would refuse the request setting it adds" (toString .Values.rollout.name) -}}
+{{- $fix := "--set ppo-job.rollout.finalOutputOnly=false, or --set ppo-job.rollout.name=vllm" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* veRL's vLLM server counts a request as admitted until its first output; the async modes' weight sync waits for
+     admissions to end, which with the final output only would be the end of every sample in flight. */}}
+{{- define "ppo-job.rules.finalOutputMode" -}}
+{{- if and .Values.rollout.finalOutputOnly (ne .Values.trainer.mode "sync") -}}
+{{- $problem := printf "with trainer.mode %s would hold every weight sync until the samples in flight end" .Values.trainer.mode -}}
+{{- $fix := "--set ppo-job.rollout.finalOutputOnly=false, or --set ppo-job.trainer.mode=sync" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* "true" where veRL runs the rollout on the rollout pool: ppo-job.trainer.mode=separate_async with global.rolloutPool
      on; else "". */}}
 {{- define "ppo-job.rolloutOnPool" -}}
@@ -448,7 +480,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 
 {{/* The keys the chart owns (JSON: key -> true), whether or not the current values render them: every key the command
      renders for the chosen veRL with each of its algorithms and every switch on (dynamic batches, gradient checkpointing
-     off, offloads, a kept-checkpoint bound, a reward function, rollout metrics, the quick-poll replay buffer; keys the
+     off, offloads, a kept-checkpoint bound, a reward function, rollout metrics, the quick-poll replay buffer, the final-output manager; keys the
      command adds with + count without it), less other algorithms' preset
      overrides (files/algorithms.yaml: the chosen one's stay). Derived from ppo-job.overrides, the one place they are made. */}}
 {{- define "ppo-job.chartOwnedKeys" -}}
@@ -463,6 +495,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $section := list "actor" "critic" }}{{ $_ := set (get $values $section) "optimizerOffload" true }}{{ end -}}
 {{- $_ := set $values.trainer "maxCheckpointsToKeep" 1 -}}
 {{- if hasKey $values.trainer "rolloutPollSeconds" }}{{ $_ := set $values.trainer "rolloutPollSeconds" 0.05 }}{{ end -}}
+{{- $_ := set $values.rollout "finalOutputOnly" true -}}
 {{- $_ := set $values.reward "functionPath" "/reward.py" -}}
 {{- $lora := dict "rank" 8 "alpha" 16 "targetModules" "all-linear" "excludeModules" (list "o_proj") "adapterPath" "/adapter" -}}
 {{- $_ := set $values.model "lora" (set (deepCopy $lora) "layeredSummon" true) -}}

@@ -55,9 +55,9 @@ spec:
         - name: VERL_PPO_RESUME_CHECK_DIR
           value: {{ . | quote }}
         {{- end }}
-        {{- if include "ppo-job.quickPoll" . }}
+        {{- if include "ppo-job.plugins" . }}
         - name: VERL_PPO_RUN_MODULE
-          value: /etc/verl-ppo/{{ include "ppo-job.replayBufferModule" . }}.py
+          value: /etc/verl-ppo/{{ include "ppo-job.pluginsModule" . }}.py
         {{- end }}
         {{- if $v.preflight.enabled }}
         - name: VERL_PPO_PREFLIGHT

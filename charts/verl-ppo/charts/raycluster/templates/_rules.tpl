@@ -24,6 +24,7 @@
 {{- include "raycluster.rules.queueUpgrade" . -}}
 {{- include "raycluster.rules.ncclName" . -}}
 {{- include "raycluster.rules.gpusPerNode" . -}}
+{{- include "raycluster.rules.poolGpusPerNode" . -}}
 {{- include "raycluster.rules.rolloutSidecarQos" . -}}
 {{- include "raycluster.rules.operatorInRayClusterMode" . -}}
 {{- include "raycluster.rules.poolSharesNodes" . -}}
@@ -107,36 +108,46 @@
 {{- end -}}
 {{- end -}}
 
-{{/* Each Ray pod fits the allocatable CPU and memory of the GPU node type the values were made for. */}}
+{{/* Each Ray pod fits the allocatable CPU and memory of the GPU node type the values were made for: the head's and the
+     workers' raycluster.gpuShape, the rollout pool's its own (raycluster.rolloutPool.gpuShape, null: the training one's),
+     with its own resources or the workers' it takes where they are null. */}}
 {{- define "raycluster.rules.podsFit" -}}
 {{- range $role := list "head" "worker" -}}
-{{- $pod := dict "state" $.state "Values" $.Values "role" $role -}}
+{{- $pod := dict "state" $.state "shape" $.Values.gpuShape "shapeField" "raycluster.gpuShape" "resources" (get $.Values $role).resources
+  "field" (printf "raycluster.%s.resources" $role) -}}
+{{- include "raycluster.rules.cpuFits" $pod -}}
+{{- include "raycluster.rules.memoryFits" $pod -}}
+{{- end -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . -}}
+{{- $pool := .Values.rolloutPool -}}
+{{- $shapeField := ternary "raycluster.gpuShape" "raycluster.rolloutPool.gpuShape" (kindIs "invalid" $pool.gpuShape) -}}
+{{- $pod := dict "state" .state "shape" ($pool.gpuShape | default .Values.gpuShape) "shapeField" $shapeField
+  "resources" ($pool.resources | default .Values.worker.resources) "field" "raycluster.rolloutPool.resources" -}}
 {{- include "raycluster.rules.cpuFits" $pod -}}
 {{- include "raycluster.rules.memoryFits" $pod -}}
 {{- end -}}
 {{- end -}}
 
-{{/* One Ray pod's CPU fits its node: (dict "state" "Values" "role"). */}}
+{{/* One Ray pod's CPU fits its node: (dict "state" "shape" "shapeField" "resources" "field"). */}}
 {{- define "raycluster.rules.cpuFits" -}}
-{{- $shape := .Values.gpuShape -}}
-{{- $cpu := (get .Values .role).resources.cpu -}}
+{{- $shape := .shape -}}
+{{- $cpu := .resources.cpu -}}
 {{- if gt (include "verl-ppo.cpuMillis" $cpu | int64) (include "verl-ppo.cpuMillis" $shape.allocatable.cpu | int64) -}}
-{{- $problem := printf "does not fit the %v allocatable CPU of a %s node (raycluster.gpuShape.allocatable.cpu)" $shape.allocatable.cpu $shape.name -}}
-{{- $fix := printf "--set raycluster.%s.resources.cpu=<at most %v>; the generator uses 80%% of allocatable" .role $shape.allocatable.cpu -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "raycluster.%s.resources.cpu" .role) "value" $cpu "problem" $problem "fix" $fix) -}}
+{{- $problem := printf "does not fit the %v allocatable CPU of a %s node (%s.allocatable.cpu)" $shape.allocatable.cpu $shape.name .shapeField -}}
+{{- $fix := printf "--set %s.cpu=<at most %v>; the generator uses 80%% of allocatable" .field $shape.allocatable.cpu -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%s.cpu" .field) "value" $cpu "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
-{{/* One Ray pod's memory fits its node: (dict "state" "Values" "role"). */}}
+{{/* One Ray pod's memory fits its node: (dict "state" "shape" "shapeField" "resources" "field"). */}}
 {{- define "raycluster.rules.memoryFits" -}}
-{{- $shape := .Values.gpuShape -}}
-{{- $memory := (get .Values .role).resources.memory -}}
+{{- $shape := .shape -}}
+{{- $memory := .resources.memory -}}
 {{- if gt (include "verl-ppo.memoryMiB" $memory | int64) (include "verl-ppo.memoryMiB" $shape.allocatable.memory | int64) -}}
-{{- $problem := printf "does not fit the %v allocatable memory of a %s node (raycluster.gpuShape.allocatable.memory)"
-  $shape.allocatable.memory $shape.name -}}
-{{- $fix := printf "--set raycluster.%s.resources.memory=<at most %v>; the generator uses 80%% of allocatable" .role $shape.allocatable.memory -}}
-{{- $field := printf "raycluster.%s.resources.memory" .role -}}
-{{- include "verl-ppo.rule" (dict "state" .state "field" $field "value" $memory "problem" $problem "fix" $fix) -}}
+{{- $problem := printf "does not fit the %v allocatable memory of a %s node (%s.allocatable.memory)"
+  $shape.allocatable.memory $shape.name .shapeField -}}
+{{- $fix := printf "--set %s.memory=<at most %v>; the generator uses 80%% of allocatable" .field $shape.allocatable.memory -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" (printf "%s.memory" .field) "value" $memory "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
@@ -840,6 +851,20 @@
 {{- $problem := printf "is more than the %d GPUs of a %s node (raycluster.gpuShape.gpus): the Ray pods would stay Pending" (int .) $.Values.gpuShape.name -}}
 {{- $fix := printf "--set global.gpu.perNode=%d (all of the node's GPUs), or the values of another node type (values/)" (int .) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "global.gpu.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A rollout pool with a node type of its own (raycluster.rolloutPool.gpuShape) asks at most its GPUs a node. */}}
+{{- define "raycluster.rules.poolGpusPerNode" -}}
+{{- $shape := .Values.rolloutPool.gpuShape -}}
+{{- if and (include "verl-ppo.rolloutPoolEnabled" .) $shape $shape.gpus -}}
+{{- $perNode := include "verl-ppo.rolloutPoolGpusPerNode" . | int -}}
+{{- if gt $perNode (int $shape.gpus) -}}
+{{- $problem := printf "is more than the %d GPUs of a %s node (raycluster.rolloutPool.gpuShape.gpus): the pool's pods would stay Pending"
+  (int $shape.gpus) $shape.name -}}
+{{- $fix := printf "--set global.rolloutPool.perNode=%d (all of the node's GPUs)" (int $shape.gpus) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.rolloutPool.perNode" "value" $perNode "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
