@@ -421,10 +421,11 @@ def test_lora_lands_where_each_version_reads_it(algorithm, version):
     settings = ["--set", f"ppo-job.algorithm.name={algorithm}", *image_args(version),
                 "--set", "ppo-job.model.path=/data/Qwen2.5-7B-Instruct",
                 "--set", "ppo-job.model.lora.rank=32,ppo-job.model.lora.alpha=64,ppo-job.model.lora.layeredSummon=true",
-                "--set-json", 'ppo-job.model.lora.targetModules=["q_proj","v_proj"]',
-                "--set", "ppo-job.critic.lora.rank=8"]
-    if "excludeModules" in keys:
-        settings += ["--set-json", 'ppo-job.critic.lora.excludeModules=["down_proj"]']
+                "--set-json", 'ppo-job.model.lora.targetModules=["q_proj","v_proj"]']
+    if algorithm == "ppo":  # the critic's LoRA where there is a critic (the rulebook refuses it elsewhere)
+        settings += ["--set", "ppo-job.critic.lora.rank=8"]
+        if "excludeModules" in keys:
+            settings += ["--set-json", 'ppo-job.critic.lora.excludeModules=["down_proj"]']
     if "adapterPath" in keys:
         settings += ["--set", "ppo-job.model.lora.adapterPath=/data/adapters/run 1/lora_adapter"]
     config = compose_with_verl(version, rendered_command(*settings)[3:])
