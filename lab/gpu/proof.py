@@ -53,6 +53,8 @@ MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing
          "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async",
                            "vllm-generated-every-step"],
          "vllm-awake": ["vllm-generated-awake"],
+         # Issue 34 item 2: veRL's fused kernels and Liger's, each beside the generated profile.
+         "vllm-kernels": ["vllm-generated-fused", "vllm-generated-liger", "vllm-generated"],
          # The ladder of sizes: each model's generated profile for one H200, then the seed's parameters.
          "vllm-ladder": ["vllm-1.5b-generated", "vllm-1.5b-seed", "vllm-3b-generated", "vllm-3b-seed"],
          # Issue 34: the rollout asking vLLM for each sample's final output only (the generated profile), beside the
@@ -74,6 +76,8 @@ COMPARISONS = {
     "vllm_v1_quick_poll_vs_legacy_trainer": ("vllm-generated-v0", "vllm-generated-every-step"),
     "vllm_colocate_async_vs_sync": ("vllm-generated-every-step", "vllm-generated-colocate-async"),
     "vllm_awake_vs_sleeping_rollout": ("vllm-generated", "vllm-generated-awake"),
+    "vllm_fused_kernels_vs_none": ("vllm-generated", "vllm-generated-fused"),
+    "vllm_liger_vs_none": ("vllm-generated", "vllm-generated-liger"),
     "vllm_final_output_vs_every_step": ("vllm-generated-every-step", "vllm-generated"),
     "vllm_1.5b_final_output_vs_every_step": ("vllm-1.5b-generated-every-step", "vllm-1.5b-generated"),
     "vllm_3b_final_output_vs_every_step": ("vllm-3b-generated-every-step", "vllm-3b-generated"),

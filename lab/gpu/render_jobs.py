@@ -156,6 +156,13 @@ RUNS = {
     # 11.25 s a step against 9.71 and 9.96 on one H200, 2026-12-03e).
     "vllm-generated-every-step": Run("values/h200-141g-x8.yaml", "vllm-generated-every-step", "qwen2.5-0.5b", 4,
                                      BENCH_SETTINGS + EVERY_STEP_OUTPUT, "vllm", BENCH_ARGS),
+    # Issue 34 item 2: veRL's fused kernels (the LM head and log-prob in one pass, torch backend: no logits of the whole
+    # vocabulary kept) and Liger's (liger-kernel, lab/gpu/wheels-vllm.txt), each beside vllm-generated; a rule only where
+    # it measures faster.
+    "vllm-generated-fused": Run("values/h200-141g-x8.yaml", "vllm-generated-fused", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
+                                "vllm", BENCH_ARGS + ("actor_rollout_ref.model.use_fused_kernels=true",)),
+    "vllm-generated-liger": Run("values/h200-141g-x8.yaml", "vllm-generated-liger", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
+                                "vllm", BENCH_ARGS + ("actor_rollout_ref.model.use_liger=true",)),
     "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
         ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
     # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
