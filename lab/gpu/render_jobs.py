@@ -38,7 +38,8 @@ NAMESPACE = "default"
 # The machine runs the profile's wheels, not an image: each names an image ppo-job's files/verl-versions.yaml does
 # not know, so the rulebook leaves the version's pairing to the profile.
 PROFILES = {
-    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf", "ppo-job.rollout.finalOutputOnly": "false",
+    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf",
+           "ppo-job.rollout.finalOutputOnly": "false",
            "global.rolloutMetrics.enabled": "false", "observability.dashboards.enabled": "false",
            "global.image.repository": "verl-ppo-lab/gpu-wheels", "global.image.tag": "hf"},
     # No Prometheus on the GPU machine to take the rollout servers' metrics (the chart's head sidecar), nor a Grafana
@@ -147,7 +148,8 @@ RUNS = {
     "vllm-generated-poll2s": Run("values/h200-141g-x8.yaml", "vllm-generated-poll2s", "qwen2.5-0.5b", 4,
                                  BENCH_SETTINGS + POLL_2S, "vllm", BENCH_ARGS),
     "vllm-generated-v0": Run("values/h200-141g-x8.yaml", "vllm-generated-v0", "qwen2.5-0.5b", 4,
-                             BENCH_SETTINGS + POLL_2S + EVERY_STEP_OUTPUT, "vllm", BENCH_ARGS + ("trainer.use_v1=false",)),
+                             BENCH_SETTINGS + POLL_2S + EVERY_STEP_OUTPUT, "vllm",
+                             BENCH_ARGS + ("trainer.use_v1=false",)),
     # Rollout overlapped with training, one step off-policy (ppo-job.trainer.mode=colocate_async).
     "vllm-generated-colocate-async": Run("values/h200-141g-x8.yaml", "vllm-generated-colocate-async",
                                          "qwen2.5-0.5b", 4, BENCH_SETTINGS + EVERY_STEP_OUTPUT + (
@@ -156,9 +158,9 @@ RUNS = {
     # 11.25 s a step against 9.71 and 9.96 on one H200, 2026-12-03e).
     "vllm-generated-every-step": Run("values/h200-141g-x8.yaml", "vllm-generated-every-step", "qwen2.5-0.5b", 4,
                                      BENCH_SETTINGS + EVERY_STEP_OUTPUT, "vllm", BENCH_ARGS),
-    # Issue 34 item 2: veRL's fused kernels (the LM head and log-prob in one pass, torch backend: no logits of the whole
-    # vocabulary kept) and Liger's (liger-kernel, lab/gpu/wheels-vllm.txt), each beside vllm-generated; a rule only where
-    # it measures faster.
+    # Issue 34 item 2: veRL's fused kernels (the LM head and log-prob in one pass, torch backend: no logits of the
+    # whole vocabulary kept) and Liger's (liger-kernel, lab/gpu/wheels-vllm.txt), each beside vllm-generated; a rule
+    # only where it measures faster.
     "vllm-generated-fused": Run("values/h200-141g-x8.yaml", "vllm-generated-fused", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
                                 "vllm", BENCH_ARGS + ("actor_rollout_ref.model.use_fused_kernels=true",)),
     "vllm-generated-liger": Run("values/h200-141g-x8.yaml", "vllm-generated-liger", "qwen2.5-0.5b", 4, BENCH_SETTINGS,

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
+from generator.verlversions import by_version
 from support import verlreads
 from support.tools import ROOT, image_args, verl_versions
 from test_verl_config import compose_with_verl, rendered_command
@@ -49,11 +50,19 @@ def changes(value: Any) -> list[Any]:
     return [round(value / 2, 4), round(min(1.0, value * 1.5), 4)]
 
 
+def turned_off(version: str) -> dict[str, str]:
+    """ppo-job's values a user moving a values file to this version turns off because the version lacks what they
+    use: the chart's agent loop manager (files/verl-versions.yaml agentLoopManager) for vLLM's final output only."""
+    facts = dict(by_version()[version].other)
+    return {} if facts.get("agentLoopManager") else {"rollout.finalOutputOnly": "false"}
+
+
 def base_args(path: Path, version: str) -> tuple[str, ...]:
     # A values file rendered for a version whose rollout servers export no metrics: the user turns them off, and
-    # their dashboard, on an image of that version.
+    # their dashboard, on an image of that version; and what else that version lacks (turned_off).
+    off = [word for name, value in turned_off(version).items() for word in ("--set", f"ppo-job.{name}={value}")]
     return ("-f", str(path), *image_args(version), "--set", "global.rolloutMetrics.enabled=false",
-            "--set", "observability.dashboards.include={default,data,train}")
+            "--set", "observability.dashboards.include={default,data,train}", *off)
 
 
 def overrides(words: list[str]) -> dict[str, str]:
@@ -105,6 +114,8 @@ def test_every_sized_value_reaches_a_key_veRL_reads(path, version):
     base = tuple(rendered_command(*base_args(source, version))[3:])
     problems = []
     for name, value in sized_values(source).items():
+        if name in turned_off(version):
+            continue
         found = keys_moved(source, version, name, value)
         if found is None:
             problems.append(f"ppo-job.{name}={value}: the chart's rules accept none of {changes(value)}")
