@@ -495,8 +495,14 @@ def compare(baseline: dict | None, candidate: dict | None) -> dict | None:
     }
 
 
+def layout_count(mode: str, layouts: list[int]) -> int:
+    """The layouts a run's result belongs among: the command's, or its mode's where it has more (a mode's layouts run
+    in commands of their own, `--nodes 2` then `--nodes 1`, add up in one results.json)."""
+    return max(len(layouts), len(MODE_NODES.get(mode, [1])))
+
+
 def run_key(run: dict, layouts: int) -> str:
-    """A run's name in results.json; with several layouts in one command, with its own: NAME@NODESxGPUS."""
+    """A run's name in results.json; among several layouts, with its own: NAME@NODESxGPUS."""
     return run["run"] if layouts == 1 else f"{run['run']}@{run['nodes']}x{run['gpus']}"
 
 
@@ -536,6 +542,7 @@ def main() -> int:
         sys.exit(f"gpu: --nodes {layouts}: {gpus} GPUs here do not split evenly over that many Ray nodes")
     args.out.mkdir(parents=True, exist_ok=True)
     names = args.runs or MODES[args.mode]
+    several = layout_count(args.mode, layouts)
     # Each layout's runs that have one there (a run with the rollout pool: one node of an even GPU count).
     plan = [(nodes, load_runs([name for name in names if name not in render_jobs.RUNS or
                                render_jobs.training_layout(render_jobs.RUNS[name], gpus // nodes, nodes)],
@@ -570,11 +577,12 @@ def main() -> int:
             with RayHead(runs[0]["ray_nodes"]) as head:
                 for run in runs:
                     # Layouts share release names and so checkpoint directories: resume_mode=auto would resume one
-                    # layout's run from another's checkpoint, so with several layouts each is listed, then dropped.
-                    keep = not args.drop_checkpoints and len(layouts) == 1
+                    # layout's run from another's checkpoint (in this command or a later one), so where the mode or
+                    # the command has several layouts each is listed, then dropped.
+                    keep = not args.drop_checkpoints and several == 1
                     result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep,
                                      floor=floors.get(run["model_path"]))
-                    report["runs"][run_key(run, len(layouts))] = result
+                    report["runs"][run_key(run, several)] = result
                     report["comparison"] = comparisons(report["runs"])
                     results_path.write_text(json.dumps(report, indent=2) + "\n")
                     # The bench's runs save no checkpoint (trainer.save_freq=-1): none is owed.

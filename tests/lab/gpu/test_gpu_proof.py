@@ -203,6 +203,9 @@ def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_p
     assert render_jobs.training_layout(run_spec, 2, 1) == (1, 1) and render_jobs.training_layout(run_spec, 1, 2) is None
     assert "vllm-separate-async" in proof.MODES["vllm-two-node"]
     assert proof.COMPARISONS["vllm_separate_async_vs_sync_2gpu"] == ("vllm-two-node@1x2", "vllm-separate-async@1x2")
+    # Run in a command of its own (`--nodes 1 --runs vllm-separate-async`), it keeps its layout's name: the pair holds.
+    assert proof.run_key({"run": "vllm-separate-async", "nodes": 1, "gpus": 2},
+                         proof.layout_count("vllm-two-node", [1])) == "vllm-separate-async@1x2"
     plain, _ = rendered(tmp_path / "plain", "vllm-separate-async", 2)
     assert [(node["group"], node["gpus"], node["params"]) for node in plain["ray_nodes"]] == \
         [("head", 1, {}), ("rolloutpool", 1, {})]
