@@ -214,7 +214,10 @@ def pooled(run: Run) -> bool:
 def training_layout(run: Run, gpus: int, nodes: int) -> tuple[int, int] | None:
     """The training group's (GPUs per node, nodes) on a machine split into `nodes` Ray nodes of `gpus` GPUs. A run
     with the rollout pool takes one node's GPUs in two halves, training and the chart's default pool (one node like
-    the training group's); it has no layout (None) on several nodes or an odd GPU count."""
+    the training group's); it has no layout (None) on several nodes or an odd GPU count. The generator's profile for
+    one H200 has only the layout it was sized for (the rulebook refuses more GPUs than its node type's)."""
+    if run.values_file == ONE_GPU_PROFILE:
+        return (1, 1) if (gpus, nodes) == (1, 1) else None
     if not pooled(run):
         return gpus, nodes
     return (gpus // 2, 1) if nodes == 1 and gpus >= 2 and gpus % 2 == 0 else None

@@ -201,6 +201,8 @@ def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_p
     monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
     run_spec = render_jobs.RUNS["vllm-separate-async"]
     assert render_jobs.training_layout(run_spec, 2, 1) == (1, 1) and render_jobs.training_layout(run_spec, 1, 2) is None
+    # make gpu-wheels renders every run for 1 and 2 GPUs: the one-H200 profiles only for the one GPU sized for.
+    assert render_jobs.training_layout(render_jobs.RUNS["vllm-lora-7b"], 2, 1) is None
     assert "vllm-separate-async" in proof.MODES["vllm-two-node"]
     assert proof.COMPARISONS["vllm_separate_async_vs_sync_2gpu"] == ("vllm-two-node@1x2", "vllm-separate-async@1x2")
     # Run in a command of its own (`--nodes 1 --runs vllm-separate-async`), it keeps its layout's name: the pair holds.
