@@ -22,6 +22,7 @@ from generator.memory import (LORA_BASE_BYTES_PER_PARAM, MASTER_WEIGHT_BYTES_PER
 from generator.planwork import PlanInputs
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
 from generator.runshape import RunShape, Sizing, guide_run
+from generator.verlversions import by_version
 
 # The guide's run, the reference point the rules scale from (its batch and lengths: guide_run()).
 REFERENCE_GPU_MEMORY_GIB = 24
@@ -162,6 +163,20 @@ MAX_TOKEN_BUDGET = 16384
 # training budget (measured: 32,768 tokens a GPU on an H200, old_log_prob 69,692 tokens in one step); the memory
 # model checks them too.
 FORWARD_BUDGET_FACTOR = 2
+# vLLM's final output only (ppo-job.rollout.finalOutputOnly): measured through veRL 0.9.1 on one H200 at 0.5B
+# (2026-12-03e, results-2026-12-03e-*.json): 9.71 and 9.96 s a step in two runs against 11.25 s asking for every
+# token's output, the rollout's wait 3.18 s against 4.34 s (means of steps 2-4); vLLM alone at 1.5B: 3.66 against
+# 5.02 s. The chart renders it only with vLLM and the sync trainer (its rulebook), so only those values set it.
+FINAL_OUTPUT_ENGINES = ("vllm",)
+
+
+def final_output_only(run: RunShape, engine: str) -> bool:
+    """Whether the values ask vLLM for each sample's final output only: where the run's veRL takes the chart's agent
+    loop manager (files/verl-versions.yaml agentLoopManager), the engine is vLLM and the trainer is sync (no pool)."""
+    facts = dict(by_version()[run.verl_version].other) if run.verl_version in by_version() else {}
+    return bool(facts.get("agentLoopManager")) and engine in FINAL_OUTPUT_ENGINES and not run.rollout_on_pool
+
+
 # FSDP offload, preferred in this order: none, the optimizer (its moments leave the GPU between updates; veRL 0.9.1
 # brings them back for the update), the parameters too. The first with which every phase fits with the margin.
 OFFLOAD_CHOICES = ((False, False), (False, True), (True, True))

@@ -54,12 +54,16 @@ MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing
          "vllm-memory": ["vllm-generated-mem07", "vllm-generated"], "vllm-grpo": ["vllm-grpo-0.5b"],
          "vllm-grpo-tiny": ["grpo"],
          # veRL 0.9.1's trainer settings for the rollout's wait and overlap, each against vllm-generated.
-         "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async"],
+         "vllm-trainers": ["vllm-generated-poll2s", "vllm-generated-v0", "vllm-generated-colocate-async",
+                           "vllm-generated-every-step"],
          "vllm-awake": ["vllm-generated-awake"],
+         # Issue 34 item 2: veRL's fused kernels and Liger's, each beside the generated profile.
+         "vllm-kernels": ["vllm-generated-fused", "vllm-generated-liger", "vllm-generated"],
          # The ladder of sizes: each model's generated profile for one H200, then the seed's parameters.
          "vllm-ladder": ["vllm-1.5b-generated", "vllm-1.5b-seed", "vllm-3b-generated", "vllm-3b-seed"],
-         # Issue 34: the rollout asking vLLM for each sample's final output only, beside the same profile without.
-         "vllm-final-output": ["vllm-generated-final-output", "vllm-generated"],
+         # Issue 34: the rollout asking vLLM for each sample's final output only (the generated profile), beside the
+         # same profile asking for the output after every token (veRL's default).
+         "vllm-final-output": ["vllm-generated", "vllm-generated-every-step"],
          # Issue 35: GRPO with LoRA rank 32 at 7B on one H200 (its checkpoint's adapter checked), then without LoRA.
          "vllm-lora-7b": ["vllm-lora-7b"], "vllm-7b-full": ["vllm-7b-grpo-full"]}
 MODES["all"] = MODES["smoke"] + MODES["bench"]
@@ -74,11 +78,14 @@ COMPARISONS = {
     "vllm_generated_vs_seed": ("vllm-seed", "vllm-generated"),
     "vllm_rollout_memory_generated_vs_0.7": ("vllm-generated-mem07", "vllm-generated"),
     "vllm_quick_poll_vs_2s": ("vllm-generated-poll2s", "vllm-generated"),
-    "vllm_v1_quick_poll_vs_legacy_trainer": ("vllm-generated-v0", "vllm-generated"),
-    "vllm_colocate_async_vs_sync": ("vllm-generated", "vllm-generated-colocate-async"),
+    "vllm_v1_quick_poll_vs_legacy_trainer": ("vllm-generated-v0", "vllm-generated-every-step"),
+    "vllm_colocate_async_vs_sync": ("vllm-generated-every-step", "vllm-generated-colocate-async"),
     "vllm_awake_vs_sleeping_rollout": ("vllm-generated", "vllm-generated-awake"),
-    "vllm_final_output_vs_every_step": ("vllm-generated", "vllm-generated-final-output"),
-    "vllm_1.5b_final_output_vs_every_step": ("vllm-1.5b-generated", "vllm-1.5b-generated-final-output"),
+    "vllm_fused_kernels_vs_none": ("vllm-generated", "vllm-generated-fused"),
+    "vllm_liger_vs_none": ("vllm-generated", "vllm-generated-liger"),
+    "vllm_final_output_vs_every_step": ("vllm-generated-every-step", "vllm-generated"),
+    "vllm_1.5b_final_output_vs_every_step": ("vllm-1.5b-generated-every-step", "vllm-1.5b-generated"),
+    "vllm_3b_final_output_vs_every_step": ("vllm-3b-generated-every-step", "vllm-3b-generated"),
     "vllm_1.5b_generated_vs_seed": ("vllm-1.5b-seed", "vllm-1.5b-generated"),
     "vllm_3b_generated_vs_seed": ("vllm-3b-seed", "vllm-3b-generated"),
     "vllm_7b_lora_vs_full": ("vllm-7b-grpo-full", "vllm-lora-7b"),

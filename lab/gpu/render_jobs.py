@@ -33,11 +33,12 @@ NAMESPACE = "default"
 
 
 # What each wheel profile (lab/gpu/wheels.sh) changes in the values: the veRL version it carries and, for
-# veRL 0.3.0.post1, its HF rollout. The vllm profile keeps the chart's rollout engine (vllm).
+# veRL 0.3.0.post1, its HF rollout (no vLLM output kind to ask for: the final output only off). The vllm profile keeps
+# the chart's rollout engine (vllm).
 # The machine runs the profile's wheels, not an image: each names an image ppo-job's files/verl-versions.yaml does
 # not know, so the rulebook leaves the version's pairing to the profile.
 PROFILES = {
-    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf",
+    "hf": {"ppo-job.verlVersion": "0.3.0.post1", "ppo-job.rollout.name": "hf", "ppo-job.rollout.finalOutputOnly": "false",
            "global.rolloutMetrics.enabled": "false", "observability.dashboards.enabled": "false",
            "global.image.repository": "verl-ppo-lab/gpu-wheels", "global.image.tag": "hf"},
     # No Prometheus on the GPU machine to take the rollout servers' metrics (the chart's head sidecar), nor a Grafana
@@ -118,7 +119,9 @@ BENCH_SETTINGS = (("ppo-job.trainer.saveFreq", "-1"), ("ppo-job.trainer.testFreq
 BENCH_ARGS = ("trainer.val_before_train=false",)
 # veRL's own replay buffer, polled every 2 s: the chart's value that turns its own off.
 POLL_2S = (("ppo-job.trainer.rolloutPollSeconds", "null"),)
-FINAL_OUTPUT = (("ppo-job.rollout.finalOutputOnly", "true"),)
+# vLLM's output after every token, as veRL asks by default: the generated profiles ask for the final output only
+# (ppo-job.rollout.finalOutputOnly, measured 2026-12-03e); the async modes and the legacy trainer need this.
+EVERY_STEP_OUTPUT = (("ppo-job.rollout.finalOutputOnly", "false"),)
 # The rollout on GPUs of its own: the chart's pool with enabled=true alone (one node like the training group's).
 SEPARATE_ASYNC = (("ppo-job.trainer.mode", '"separate_async"'), ("global.rolloutPool.enabled", "true"))
 
@@ -146,16 +149,22 @@ RUNS = {
     "vllm-generated-poll2s": Run("values/h200-141g-x8.yaml", "vllm-generated-poll2s", "qwen2.5-0.5b", 4,
                                  BENCH_SETTINGS + POLL_2S, "vllm", BENCH_ARGS),
     "vllm-generated-v0": Run("values/h200-141g-x8.yaml", "vllm-generated-v0", "qwen2.5-0.5b", 4,
-                             BENCH_SETTINGS + POLL_2S, "vllm", BENCH_ARGS + ("trainer.use_v1=false",)),
+                             BENCH_SETTINGS + POLL_2S + EVERY_STEP_OUTPUT, "vllm", BENCH_ARGS + ("trainer.use_v1=false",)),
     # Rollout overlapped with training, one step off-policy (ppo-job.trainer.mode=colocate_async).
     "vllm-generated-colocate-async": Run("values/h200-141g-x8.yaml", "vllm-generated-colocate-async",
-                                         "qwen2.5-0.5b", 4, BENCH_SETTINGS + (("ppo-job.trainer.mode",
-                                                                               '"colocate_async"'),), "vllm",
-                                         BENCH_ARGS),
-    # Each sample's final output only from vLLM (ppo-job.rollout.finalOutputOnly): the rollout without the output
-    # after every token, which veRL's server discards (issue 34: 3.66 against 5.02 s on vLLM alone at 1.5B).
-    "vllm-generated-final-output": Run("values/h200-141g-x8.yaml", "vllm-generated-final-output", "qwen2.5-0.5b", 4,
-                                       BENCH_SETTINGS + FINAL_OUTPUT, "vllm", BENCH_ARGS),
+                                         "qwen2.5-0.5b", 4, BENCH_SETTINGS + EVERY_STEP_OUTPUT + (
+                                             ("ppo-job.trainer.mode", '"colocate_async"'),), "vllm", BENCH_ARGS),
+    # vLLM's output after every token (veRL's default), beside vllm-generated's final output only (issue 34:
+    # 11.25 s a step against 9.71 and 9.96 on one H200, 2026-12-03e).
+    "vllm-generated-every-step": Run("values/h200-141g-x8.yaml", "vllm-generated-every-step", "qwen2.5-0.5b", 4,
+                                     BENCH_SETTINGS + EVERY_STEP_OUTPUT, "vllm", BENCH_ARGS),
+    # Issue 34 item 2: veRL's fused kernels (the LM head and log-prob in one pass, torch backend: no logits of the whole
+    # vocabulary kept) and Liger's (liger-kernel, lab/gpu/wheels-vllm.txt), each beside vllm-generated; a rule only where
+    # it measures faster.
+    "vllm-generated-fused": Run("values/h200-141g-x8.yaml", "vllm-generated-fused", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
+                                "vllm", BENCH_ARGS + ("actor_rollout_ref.model.use_fused_kernels=true",)),
+    "vllm-generated-liger": Run("values/h200-141g-x8.yaml", "vllm-generated-liger", "qwen2.5-0.5b", 4, BENCH_SETTINGS,
+                                "vllm", BENCH_ARGS + ("actor_rollout_ref.model.use_liger=true",)),
     "vllm-generated-mem07": Run("values/h200-141g-x8.yaml", "vllm-generated-mem07", "qwen2.5-0.5b", 3, (
         ("ppo-job.rollout.gpuMemoryUtilization", "0.7"),), profile="vllm"),
     # The seed's multi-node shape on one machine (issue 14): rendered for 2 nodes of 1 GPU and for 1 node of 2,
@@ -185,9 +194,9 @@ RUNS = {
 for _size in ("1.5b", "3b"):
     RUNS[f"vllm-{_size}-generated"] = Run(ONE_GPU_PROFILE, f"generated-{_size.replace('.', '-')}",
                                           f"qwen2.5-{_size}", 4, BENCH_SETTINGS, "vllm", BENCH_ARGS)
-    RUNS[f"vllm-{_size}-generated-final-output"] = Run(ONE_GPU_PROFILE, f"generated-fo-{_size.replace('.', '-')}",
-                                                       f"qwen2.5-{_size}", 4, BENCH_SETTINGS + FINAL_OUTPUT, "vllm",
-                                                       BENCH_ARGS)
+    RUNS[f"vllm-{_size}-generated-every-step"] = Run(ONE_GPU_PROFILE, f"generated-es-{_size.replace('.', '-')}",
+                                                     f"qwen2.5-{_size}", 4, BENCH_SETTINGS + EVERY_STEP_OUTPUT, "vllm",
+                                                     BENCH_ARGS)
     RUNS[f"vllm-{_size}-seed"] = Run("values/seed-2gpu.yaml", f"seed-{_size.replace('.', '-')}", f"qwen2.5-{_size}",
                                      4, BENCH_SETTINGS, "vllm", BENCH_ARGS, rule_offloads=True)
 

@@ -256,6 +256,9 @@ CASES = [
     Case("final-output-with-colocate-async", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", trainer={"mode": "colocate_async"}, rollout={"finalOutputOnly": True}),
          "ppo-job.rollout.finalOutputOnly", mentions=["colocate_async", "trainer.mode=sync"]),
+    Case("final-output-with-legacy-trainer", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", rollout={"finalOutputOnly": True}, extraArgs=["trainer.use_v1=false"]),
+         "ppo-job.rollout.finalOutputOnly", mentions=["extraArgs[0]", "finalOutputOnly=false"]),
     Case("final-output-not-a-boolean", job(rollout={"finalOutputOnly": "yes"}), "ppo-job.rollout.finalOutputOnly",
          layer="schema"),
     # Issue 36: the rollout pool and separate_async.

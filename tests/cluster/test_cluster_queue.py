@@ -128,7 +128,8 @@ def assert_never_admitted(helm, api, namespace: str, args: list[str]) -> None:
 
 def with_pool(nodes: int) -> list[str]:
     """A rollout pool (issue 36) of `nodes` 2-GPU nodes of the seed's node type beside the a10 release's 4 GPUs."""
-    return ["--set", "ppo-job.trainer.mode=separate_async", "--set", "global.rolloutPool.enabled=true",
+    return ["--set", "ppo-job.trainer.mode=separate_async", "--set", "ppo-job.rollout.finalOutputOnly=false",
+            "--set", "global.rolloutPool.enabled=true",
             "--set", f"global.rolloutPool.nodes={nodes}", "--set", "global.rolloutPool.perNode=2",
             "--set", "raycluster.rolloutPool.nodeSelector.node\\.kubernetes\\.io/instance-type=seed-2gpu",
             "--set", "raycluster.rolloutPool.resources.cpu=30",

@@ -135,9 +135,10 @@ def test_a_bundle_without_a_mounted_file_stops_the_proof_before_the_run(tmp_path
 def test_rendered_runs_change_only_paths_model_gpus_and_steps(tmp_path, monkeypatch, name, version, adjusted):
     monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
     run, proofed = rendered(tmp_path, name, 2)
-    # veRL 0.3 has no rollout-server metrics: a cluster running it turns them off as the proof does.
-    metrics = ["global.rolloutMetrics.enabled=false", "observability.dashboards.enabled=false"] \
-        if version != "0.9.1" else []
+    # veRL 0.3 has no rollout-server metrics nor the chart's agent loop manager: a cluster running it turns them off
+    # (the generated values ask for the final output only) as the proof does.
+    metrics = ["global.rolloutMetrics.enabled=false", "observability.dashboards.enabled=false",
+               "ppo-job.rollout.finalOutputOnly=false"] if version != "0.9.1" else []
     cluster = cluster_overrides(helm_template("values/h200-141g-x8.yaml", f"ppo-job.verlVersion={version}", *metrics))
 
     changed = {key for key in cluster.keys() | proofed.keys() if cluster.get(key) != proofed.get(key)}
@@ -369,16 +370,19 @@ def test_import_graph_reports_what_a_site_imports(tmp_path):
 
 def test_the_trainer_runs_turn_the_charts_poll_and_mode_through_its_values(tmp_path, monkeypatch):
     """Issue 34: the chart renders its 50-ms replay buffer for veRL 0.9.1; the 2-s run turns it off through
-    ppo-job.trainer.rolloutPollSeconds=null, the colocate_async run sets ppo-job.trainer.mode: each differs from
-    the generated run in those keys only (and its checkpoint directory)."""
+    ppo-job.trainer.rolloutPollSeconds=null, the every-step run asks vLLM for every token's output (the generated
+    values ask for the final output only), the colocate_async run sets ppo-job.trainer.mode beside the every-step
+    output its mode needs: each differs from the generated run in those keys only (and its checkpoint directory)."""
     monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
     sampler = {"trainer.v1.sampler.custom_sampler.path", "trainer.v1.sampler.custom_sampler.name",
                "+trainer.v1.sampler.sampler_kwargs.poll_interval_s"}
     generated = rendered(tmp_path, "vllm-generated", 1)[1]
     assert generated["trainer.v1.sampler.custom_sampler.path"] == "pkg://verl_ppo_plugins"
     assert generated["trainer.v1.trainer_mode"] == "sync"
-    for name, differing in [("vllm-generated-poll2s", sampler),
-                            ("vllm-generated-colocate-async", {"trainer.v1.trainer_mode"})]:
+    manager = "+actor_rollout_ref.rollout.agent.agent_loop_manager_class"
+    assert generated[manager] == "verl_ppo_plugins.FinalOutputAgentLoopManager"
+    for name, differing in [("vllm-generated-poll2s", sampler), ("vllm-generated-every-step", {manager}),
+                            ("vllm-generated-colocate-async", {"trainer.v1.trainer_mode", manager})]:
         other = rendered(tmp_path, name, 1)[1]
         changed = {key for key in generated.keys() | other.keys() if generated.get(key) != other.get(key)}
         assert changed == differing | {"trainer.default_local_dir"}, (name, changed)

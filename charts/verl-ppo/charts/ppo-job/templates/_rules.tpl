@@ -26,6 +26,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.finalOutputEngine" . -}}
 {{- include "ppo-job.rules.finalOutputMode" . -}}
 {{- include "ppo-job.rules.trainerModeLegacy" . -}}
+{{- include "ppo-job.rules.finalOutputLegacyTrainer" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
 {{- include "ppo-job.rules.poolTooSmall" . -}}
@@ -445,14 +446,37 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The indexes of ppo-job.extraArgs that run veRL's legacy trainer (trainer.use_v1=false), as a JSON list. */}}
+{{- define "ppo-job.legacyTrainerArgs" -}}
+{{- $found := list -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- if regexMatch "^trainer\\.use_v1=(?i:false|0)$" $arg -}}{{- $found = append $found $index -}}{{- end -}}
+{{- end -}}
+{{- toJson $found -}}
+{{- end -}}
+
 {{/* veRL's legacy trainer (trainer.use_v1=false) has no modes: it would run sync and ignore the one asked for. */}}
 {{- define "ppo-job.rules.trainerModeLegacy" -}}
 {{- $mode := .Values.trainer.mode -}}
-{{- range $index, $arg := .Values.extraArgs -}}
-{{- if and (ne $mode "sync") (regexMatch "^trainer\\.use_v1=(?i:false|0)$" $arg) -}}
-{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s runs its legacy one, which has only sync" $index $arg -}}
-{{- $fix := printf "remove ppo-job.extraArgs[%d], or --set ppo-job.trainer.mode=sync" $index -}}
+{{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
+{{- if ne $mode "sync" -}}
+{{- $arg := index $.Values.extraArgs (int $index) -}}
+{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s runs its legacy one, which has only sync" (int $index) $arg -}}
+{{- $fix := printf "remove ppo-job.extraArgs[%d], or --set ppo-job.trainer.mode=sync" (int $index) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The chart's agent loop manager (rollout.finalOutputOnly) is built as the default trainer's; veRL's legacy trainer
+     starts its manager with other arguments, and the run would fail as it starts. */}}
+{{- define "ppo-job.rules.finalOutputLegacyTrainer" -}}
+{{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
+{{- if $.Values.rollout.finalOutputOnly -}}
+{{- $arg := index $.Values.extraArgs (int $index) -}}
+{{- $problem := printf "needs veRL's default trainer; ppo-job.extraArgs[%d]=%s runs the legacy one, whose manager differs" (int $index) $arg -}}
+{{- $fix := printf "--set ppo-job.rollout.finalOutputOnly=false, or remove ppo-job.extraArgs[%d]" (int $index) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
