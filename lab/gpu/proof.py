@@ -196,8 +196,9 @@ class RayHead:
         if len(self.nodes) == 1:
             return dict(os.environ)
         first = sum(other["gpus"] for other in self.nodes[:node])
-        devices = range(first, first + self.nodes[node]["gpus"])
-        return {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(map(str, devices))}
+        devices = ",".join(map(str, range(first, first + self.nodes[node]["gpus"])))
+        # Again for lab/gpu/shim: a process started without CUDA_VISIBLE_DEVICES sees this node's share, as in a pod.
+        return {**os.environ, "CUDA_VISIBLE_DEVICES": devices, "VERL_PPO_LAB_NODE_GPUS": devices}
 
     def resource_options(self, node: int) -> list[str]:
         """The node's `ray start` resource options: its GPUs and its group's rayStartParams resources."""

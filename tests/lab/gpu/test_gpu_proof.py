@@ -237,6 +237,17 @@ def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_p
         join_worker(tmp_path / "ray", gcs_port, 0, extra_args=options[1])
         listed = subprocess.run([sys.executable, "-c", RAY_NODES.format(address=f"127.0.0.1:{gcs_port}")], check=True,
                                 capture_output=True, text=True, timeout=120, env=ray_env()).stdout
+        # The chart's preflight, as the submitter runs it before the run, finds the GPU nodes it expects: training's
+        # and the pool's (here Ray's view of each node's GPUs; the volume and the inputs moved to tmp_path).
+        expected = json.loads(run["env"]["VERL_PPO_PREFLIGHT_EXPECTED"])
+        assert (expected["gpuNodes"], expected["gpusPerNode"], expected["poolNodes"], expected["poolGpusPerNode"]) == \
+            (1, 1, 1, 1)
+        (tmp_path / "volume").mkdir()
+        expected.update(mountPath=str(tmp_path / "volume"), inputs=[])
+        checked = subprocess.run([sys.executable, str(folder / "preflight.py"), json.dumps(expected)], timeout=300,
+                                 capture_output=True, text=True, env=ray_env({"RAY_ADDRESS": f"127.0.0.1:{gcs_port}"}))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "preflight passed on 2 nodes" in checked.stdout
     nodes = json.loads(listed.splitlines()[-1])
     # The head's node first (Ray lists the head first), then the pool's; CPU only where the group names it.
     assert [{key: node.get(key) for key in resources} for node, resources in zip(nodes, wanted, strict=True)] == wanted
@@ -438,3 +449,23 @@ def test_a_lora_checkpoint_without_its_adapter_fails_the_check(tmp_path):
     found = proof.adapter_check(str(tmp_path), "3", 32, timeout=120)
     assert not found["ok"] and found["meta"] is None and found["peft_files"] == []
     assert not (tmp_path / "global_step_3" / "merged").exists()
+
+
+def test_each_raylets_processes_count_its_own_gpus_as_the_preflight_counts_them(monkeypatch):
+    """The chart's preflight counts a node's GPUs with torch in a process it starts without CUDA_VISIBLE_DEVICES (past
+    Ray's narrowing per task): in a pod, the pod's GPUs. The proof's raylets share one machine, so without lab/gpu/shim
+    each would count the machine's 2 and the preflight would refuse every run on two raylets (two-node@2x1, the rollout
+    pool's). torch counts the devices CUDA_VISIBLE_DEVICES names, all where it names none: a stand-in counts so here."""
+    sys.path.insert(0, str(ROOT / "charts/verl-ppo/charts/ppo-job/files"))
+    import preflight
+
+    monkeypatch.setattr(preflight, "TORCH_COUNT",
+                        "import os; print(len(os.environ.get('CUDA_VISIBLE_DEVICES', '0,1').split(',')))")
+    head = proof.RayHead([{"group": group, "gpus": 1, "params": {}} for group in ("head", "rolloutpool")])
+    for node in range(2):
+        for name, value in head.node_env(node).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("PYTHONPATH", str(ROOT / "lab/gpu/shim"))
+        assert preflight._physical_gpus() == (1, "torch")
+        monkeypatch.delenv("PYTHONPATH")  # without the shim: the whole machine
+        assert preflight._physical_gpus() == (2, "torch")
