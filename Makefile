@@ -158,5 +158,5 @@ gpu-ladder:  ## (GPU machine) the ladder of sizes: 1.5B and 3B shapes, generated
 gpu-lora:  ## (GPU machine, VLLM=1) GRPO with LoRA rank 32 at the 7B shape for one H200, adapter checked (GPU_RUNS=vllm-7b-grpo-full: no LoRA)
 	bash lab/gpu/run.sh vllm-lora-7b --timeout $(GPU_TIMEOUT) $(if $(GPU_RUNS),--runs $(GPU_RUNS))
 
-gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 GPUs
-	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node
+gpu-two-node:  ## (two-GPU machine) the seed's command on 2 Ray nodes of 1 GPU, then on 1 node of 2 (VLLM=1: then separate_async, rollout pool on 1 GPU)
+	bash lab/gpu/run.sh $(GPU_MODE_PREFIX)two-node $(if $(GPU_RUNS),--runs $(GPU_RUNS))

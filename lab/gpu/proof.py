@@ -11,7 +11,10 @@ vllm-bench (seed, generated, and generated at the earlier rule's rollout memory 
 (the last two only). One 0.5B run takes about 6 minutes with veRL 0.9.1 (3 of them start-up), so a
 command of at most 10 minutes holds one of them: `--runs NAME`.
 two-node, vllm-two-node: one run on two Ray nodes of one GPU each (head and worker raylet), then on one
-node of two GPUs (`--nodes 2 1`).
+node of two GPUs (`--nodes 2 1`); vllm-two-node then runs veRL 0.9.1's separate_async on the same two GPUs, one
+training (the head) and one the rollout pool's (a worker raylet), against the one-node run.
+Each run's raylets are the Ray nodes of the RayCluster the chart rendered for it (render_jobs.ray_nodes): one per
+pod, with its group's GPUs and Ray resources.
 
 Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
 
@@ -22,6 +25,7 @@ Usage: python3 lab/gpu/proof.py MODE [--runs NAME ...] [--nodes N ...] [--out DI
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -65,7 +69,8 @@ MODES = {"smoke": ["smoke"], "bench": ["bench-generated", "bench-seed"], "sizing
 MODES["all"] = MODES["smoke"] + MODES["bench"]
 MODES["vllm-all"] = MODES["vllm-smoke"] + MODES["vllm-bench"]
 # Two Ray nodes (a head and a worker raylet) of one GPU each, then one node of two GPUs, same run (issue 14).
-MODES["two-node"], MODES["vllm-two-node"] = ["two-node"], ["vllm-two-node"]
+# vllm-two-node adds the rollout pool's run (one machine's GPUs halved: it runs in the one-node layout only).
+MODES["two-node"], MODES["vllm-two-node"] = ["two-node"], ["vllm-two-node", "vllm-separate-async"]
 MODE_NODES = {"two-node": [2, 1], "vllm-two-node": [2, 1]}
 # (baseline, candidate) pairs compared whenever both ran.
 COMPARISONS = {
@@ -84,6 +89,8 @@ COMPARISONS = {
     "vllm_1.5b_generated_vs_seed": ("vllm-1.5b-seed", "vllm-1.5b-generated"),
     "vllm_3b_generated_vs_seed": ("vllm-3b-seed", "vllm-3b-generated"),
     "vllm_7b_lora_vs_full": ("vllm-7b-grpo-full", "vllm-lora-7b"),
+    # Both on the same two GPUs: sync (both train and generate) against separate_async (one each).
+    "vllm_separate_async_vs_sync_2gpu": ("vllm-two-node@1x2", "vllm-separate-async@1x2"),
 }
 TRAIN_ROWS, TEST_ROWS = 512, 64
 STEP_LINE = re.compile(r"step:(\d+) - (.*)")
@@ -140,6 +147,9 @@ def load_runs(names: list[str], gpus: int, nodes: int = 1) -> list[dict]:
                      f"`python3 lab/gpu/render_jobs.py --gpus {gpus * nodes} --nodes {nodes}` (make gpu-wheels does) "
                      f"and copy .gpu/ here")
         run = {**json.loads((folder / "run.json").read_text()), "folder": str(folder)}
+        if "ray_nodes" not in run:
+            sys.exit(f"gpu: {folder.name}/run.json names no Ray nodes (rendered before they were): render the runs "
+                     f"again (make gpu-wheels)")
         if run["profile"] != profile:
             sys.exit(f"gpu: run {name} needs the {run['profile']} wheels, installed is {profile}: "
                      f"run it with GPU_PROFILE={run['profile']} (make ... VLLM=1 for vllm)")
@@ -171,29 +181,38 @@ def prepare_inputs(runs: list[dict]) -> dict[str, float]:
 
 class RayHead:
     """A real local Ray cluster with the machine's GPUs and the head's dashboard (the Jobs API the submitter
-    speaks): one head, and for nodes > 1 worker raylets joining it, each with its own share of the GPUs
-    (CUDA_VISIBLE_DEVICES), as the chart's head and worker pods would have. Should the dashboard not come
+    speaks): one raylet for each Ray node of the run's rendered RayCluster (render_jobs.ray_nodes: the head, then
+    worker raylets joining it), each with its group's GPUs, its own share of the machine's (CUDA_VISIBLE_DEVICES),
+    and its group's Ray resources, as the chart's head and worker pods would have. Should the dashboard not come
     up, the head is started again without it and runs go straight to it."""
 
-    def __init__(self, gpus: int, nodes: int = 1) -> None:
-        self.gpus, self.nodes = gpus, nodes  # gpus: per node
+    def __init__(self, nodes: list[dict]) -> None:
+        self.nodes = nodes
         self.url = f"http://127.0.0.1:{DASHBOARD_PORT}"
         self.cli = [sys.executable, "-m", "ray.scripts.scripts"]
         self.jobs_api = True
 
     def node_env(self, node: int) -> dict[str, str]:
-        if self.nodes == 1:
+        if len(self.nodes) == 1:
             return dict(os.environ)
-        devices = range(node * self.gpus, (node + 1) * self.gpus)
-        return {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(map(str, devices))}
+        first = sum(other["gpus"] for other in self.nodes[:node])
+        devices = ",".join(map(str, range(first, first + self.nodes[node]["gpus"])))
+        # Again for lab/gpu/shim: a process started without CUDA_VISIBLE_DEVICES sees this node's share, as in a pod.
+        return {**os.environ, "CUDA_VISIBLE_DEVICES": devices, "VERL_PPO_LAB_NODE_GPUS": devices}
+
+    def resource_options(self, node: int) -> list[str]:
+        """The node's `ray start` resource options: its GPUs and its group's rayStartParams resources."""
+        own = self.nodes[node]
+        return [f"--num-gpus={own['gpus']}"] + [f"--{key}={value}" for key, value in sorted(own["params"].items())]
 
     def start(self, dashboard: bool) -> bool:
-        head = subprocess.run(self.cli + ["start", "--head", f"--num-gpus={self.gpus}", "--disable-usage-stats",
+        head = subprocess.run(self.cli + ["start", "--head", *self.resource_options(0), "--disable-usage-stats",
                                           f"--include-dashboard={str(dashboard).lower()}", "--dashboard-host=127.0.0.1",
                                           f"--dashboard-port={DASHBOARD_PORT}"], env=self.node_env(0)).returncode == 0
-        workers = [subprocess.run(self.cli + ["start", f"--address=127.0.0.1:{HEAD_PORT}", f"--num-gpus={self.gpus}",
-                                              "--disable-usage-stats"], env=self.node_env(node)).returncode == 0
-                   for node in range(1, self.nodes)] if head else []
+        workers = [subprocess.run(self.cli + ["start", f"--address=127.0.0.1:{HEAD_PORT}",
+                                              *self.resource_options(node), "--disable-usage-stats"],
+                                  env=self.node_env(node)).returncode == 0
+                   for node in range(1, len(self.nodes))] if head else []
         return head and all(workers)
 
     def dashboard_answers(self, seconds: float) -> bool:
@@ -215,8 +234,9 @@ class RayHead:
             self.jobs_api = False
             if not self.start(dashboard=False):
                 raise SystemExit("gpu: the Ray head did not start")
-        say(f"Ray head up in {time.time() - start:.0f} s" + (f" with {self.nodes - 1} worker raylet(s), "
-            f"{self.gpus} GPU(s) each" if self.nodes > 1 else ""))
+        say(f"Ray head up in {time.time() - start:.0f} s with {self.nodes[0]['gpus']} GPU(s)" + "".join(
+            f"; worker raylet of {node['group']}: {' '.join(self.resource_options(index))}"
+            for index, node in enumerate(self.nodes) if index))
         return self
 
     def __exit__(self, *_exc) -> None:
@@ -449,6 +469,9 @@ def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint
         result["phase_mfu"] = phase_mfu(result["timing_s"], result["tokens_per_step"], result["matmul_params"],
                                         H200_BF16_DENSE_TFLOPS)
     result.update(rollout_figures(spec["entrypoint"], result, floor))
+    # The chart's replay buffer's wait for a step's batch (the rollout's wait; separate_async's is what the pool
+    # leaves the training GPUs waiting).
+    result["rollout_wait_s"] = result["timing_s"].get("rollout_wait")
     if not keep_checkpoint and Path(run["checkpoint_dir"]).is_dir():
         # A 0.5B checkpoint is about 12 GB; the GPU machine's disk holds a few. Listed above, then dropped.
         shutil.rmtree(run["checkpoint_dir"])
@@ -474,13 +497,20 @@ def compare(baseline: dict | None, candidate: dict | None) -> dict | None:
         "tokens_per_second_ratio": ratio("tokens_per_second"),
         "rollout_tokens_per_second_ratio": ratio("rollout_tokens_per_second"),
         "torch_max_allocated_ratio": ratio("torch_max_allocated_gib"),
+        "rollout_wait_s": [baseline.get("rollout_wait_s"), candidate.get("rollout_wait_s")],
         "nvidia_smi_peak_ratio": round(max(candidate["nvidia_smi_peak_mib"]) / max(baseline["nvidia_smi_peak_mib"]), 3)
         if candidate["nvidia_smi_peak_mib"] and baseline["nvidia_smi_peak_mib"] else None,
     }
 
 
+def layout_count(mode: str, layouts: list[int]) -> int:
+    """The layouts a run's result belongs among: the command's, or its mode's where it has more (a mode's layouts run
+    in commands of their own, `--nodes 2` then `--nodes 1`, add up in one results.json)."""
+    return max(len(layouts), len(MODE_NODES.get(mode, [1])))
+
+
 def run_key(run: dict, layouts: int) -> str:
-    """A run's name in results.json; with several layouts in one command, with its own: NAME@NODESxGPUS."""
+    """A run's name in results.json; among several layouts, with its own: NAME@NODESxGPUS."""
     return run["run"] if layouts == 1 else f"{run['run']}@{run['nodes']}x{run['gpus']}"
 
 
@@ -519,7 +549,19 @@ def main() -> int:
     if any(gpus % nodes for nodes in layouts):
         sys.exit(f"gpu: --nodes {layouts}: {gpus} GPUs here do not split evenly over that many Ray nodes")
     args.out.mkdir(parents=True, exist_ok=True)
-    plan = [(nodes, load_runs(args.runs or MODES[args.mode], gpus // nodes, nodes)) for nodes in layouts]
+    names = args.runs or MODES[args.mode]
+    several = layout_count(args.mode, layouts)
+    # Each layout's runs that have one there (a run with the rollout pool: one node of an even GPU count).
+    plan = [(nodes, load_runs([name for name in names if name not in render_jobs.RUNS or
+                               render_jobs.training_layout(render_jobs.RUNS[name], gpus // nodes, nodes)],
+                              gpus // nodes, nodes)) for nodes in layouts]
+    plan = [(nodes, runs) for nodes, runs in plan if runs]
+    if not plan:
+        sys.exit(f"gpu: {names} have no layout on {gpus} GPU(s) over {layouts} Ray node(s) (the rollout pool's run "
+                 f"needs one node of 2 GPUs or more)")
+    wanted = max(sum(node["gpus"] for node in run["ray_nodes"]) for _, runs in plan for run in runs)
+    if wanted > gpus:
+        sys.exit(f"gpu: the rendered Ray nodes ask {wanted} GPUs, {gpus} here: render the runs for this machine")
     results_path = args.out / "results.json"
     report = json.loads(results_path.read_text()) if results_path.exists() else {"runs": {}}
     report.update(date_utc=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), gpus=gpus, gpu=subprocess.run(
@@ -536,23 +578,29 @@ def main() -> int:
         report["generation_floor_async"] = generation_floor(plan[0][1][0], args.out, "async")
     floors = {floor["model_path"]: floor for floor in (report.get("generation_floors") or {}).values() if floor}
     failed = False
-    for nodes, runs in plan:
-        with RayHead(gpus // nodes, nodes) as head:
-            for run in runs:
-                # Layouts share release names and so checkpoint directories: resume_mode=auto would resume one
-                # layout's run from another's checkpoint, so with several layouts each is listed, then dropped.
-                keep = not args.drop_checkpoints and len(layouts) == 1
-                result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep,
-                                 floor=floors.get(run["model_path"]))
-                report["runs"][run_key(run, len(layouts))] = result
-                report["comparison"] = comparisons(report["runs"])
-                results_path.write_text(json.dumps(report, indent=2) + "\n")
-                # The bench's runs save no checkpoint (trainer.save_freq=-1): none is owed.
-                saves = render_jobs.overrides(result["entrypoint"]).get("trainer.save_freq") != "-1"
-                failed |= result["exit_code"] != 0 or (saves and result["checkpoint_step"] != str(run["steps"]))
-                failed |= not result.get("adapter", {"ok": True})["ok"]  # a LoRA run's checkpoint without its adapter
+    for _, layout_runs in plan:
+        # Runs one after another with the same rendered Ray nodes share a Ray cluster; the next nodes, a new one.
+        clusters = [list(runs) for _, runs in itertools.groupby(layout_runs, key=lambda run: run["ray_nodes"])]
+        for runs in clusters:
+            with RayHead(runs[0]["ray_nodes"]) as head:
+                for run in runs:
+                    # Layouts share release names and so checkpoint directories: resume_mode=auto would resume one
+                    # layout's run from another's checkpoint (in this command or a later one), so where the mode or
+                    # the command has several layouts each is listed, then dropped.
+                    keep = not args.drop_checkpoints and several == 1
+                    result = run_job(run, head, args.out, args.timeout, keep_checkpoint=keep,
+                                     floor=floors.get(run["model_path"]))
+                    report["runs"][run_key(run, several)] = result
+                    report["comparison"] = comparisons(report["runs"])
+                    results_path.write_text(json.dumps(report, indent=2) + "\n")
+                    # The bench's runs save no checkpoint (trainer.save_freq=-1): none is owed.
+                    saves = render_jobs.overrides(result["entrypoint"]).get("trainer.save_freq") != "-1"
+                    failed |= result["exit_code"] != 0 or (saves and result["checkpoint_step"] != str(run["steps"]))
+                    # A LoRA run's checkpoint without its adapter.
+                    failed |= not result.get("adapter", {"ok": True})["ok"]
     print(json.dumps({name: {k: r.get(k) for k in ("exit_code", "wall_s", "seconds_per_step", "tokens_per_second",
-                                                   "rollout_tokens_per_second", "rollout_over_floor", "timing_s",
+                                                   "rollout_tokens_per_second", "rollout_over_floor", "rollout_wait_s",
+                                                   "timing_s",
                                                    "phase_mfu", "torch_max_allocated_gib",
                                                    "nvidia_smi_peak_mib", "checkpoint_step")}
                       for name, r in report["runs"].items()}

@@ -123,6 +123,8 @@ POLL_2S = (("ppo-job.trainer.rolloutPollSeconds", "null"),)
 # vLLM's output after every token, as veRL asks by default: the generated profiles ask for the final output only
 # (ppo-job.rollout.finalOutputOnly, measured 2026-12-03e); the async modes and the legacy trainer need this.
 EVERY_STEP_OUTPUT = (("ppo-job.rollout.finalOutputOnly", "false"),)
+# The rollout on GPUs of its own: the chart's pool with enabled=true alone (one node like the training group's).
+SEPARATE_ASYNC = (("ppo-job.trainer.mode", '"separate_async"'), ("global.rolloutPool.enabled", "true"))
 
 
 RUNS = {
@@ -171,6 +173,10 @@ RUNS = {
     # compared in one command. HF profile (its wheels fit one command's carry); vLLM the same with veRL 0.9.1.
     "two-node": Run("values/seed-2gpu.yaml", "two-node", "qwen2.5-0.5b", 3),
     "vllm-two-node": Run("values/seed-2gpu.yaml", "vllm-two-node", "qwen2.5-0.5b", 3, profile="vllm"),
+    # The same with the rollout on a pool of its own (issue 36): veRL 0.9.1's separate_async, one GPU training and
+    # the chart's default pool (one node like the training group's) the other; against vllm-two-node on 1 node of 2.
+    "vllm-separate-async": Run("values/seed-2gpu.yaml", "vllm-separate-async", "qwen2.5-0.5b", 3, SEPARATE_ASYNC,
+                               profile="vllm"),
     # GRPO as the chart renders it (issue 11): no critic, KL in the loss, 5 responses per prompt. It needs a
     # rollout that samples n: veRL 0.3.0.post1's HF rollout samples one response per prompt (the chart's
     # rulebook refuses n > 1 there), so it runs on the vllm profile (veRL 0.9.1). Mode vllm-grpo.
@@ -211,6 +217,46 @@ RUNS["vllm-7b-grpo-full"] = Run(ONE_GPU_PROFILE, "full-7b", "qwen2.5-7b", 3, LOR
                                 algorithm="grpo")
 
 
+def pooled(run: Run) -> bool:
+    """Whether the run has the chart's rollout pool (its GPUs beside the training group's)."""
+    return ("global.rolloutPool.enabled", "true") in run.settings
+
+
+def training_layout(run: Run, gpus: int, nodes: int) -> tuple[int, int] | None:
+    """The training group's (GPUs per node, nodes) on a machine split into `nodes` Ray nodes of `gpus` GPUs. A run
+    with the rollout pool takes one node's GPUs in two halves, training and the chart's default pool (one node like
+    the training group's); it has no layout (None) on several nodes or an odd GPU count. The generator's profile for
+    one H200 has only the layout it was sized for (the rulebook refuses more GPUs than its node type's)."""
+    if run.values_file == ONE_GPU_PROFILE:
+        return (1, 1) if (gpus, nodes) == (1, 1) else None
+    if not pooled(run):
+        return gpus, nodes
+    return (gpus // 2, 1) if nodes == 1 and gpus >= 2 and gpus % 2 == 0 else None
+
+
+# The `ray start` options that give a node Ray resources. KubeRay passes each group's rayStartParams on to its pods'
+# `ray start`, and num-gpus, where a group leaves it out, from its Ray container's GPU limit.
+RAY_RESOURCE_PARAMS = ("num-cpus", "num-gpus", "resources")
+
+
+def ray_nodes(objects: list[dict]) -> list[dict]:
+    """The Ray nodes of the rendered RayCluster (or RayJob), in KubeRay's order: the head, then each worker group's
+    replicas; each with its group, its GPUs and the Ray resources of its rayStartParams (shell words: unquoted).
+    The GPU proof starts one raylet for each, so that Ray places veRL's pools there as on the chart's pods."""
+    cluster = next(o for o in objects if o.get("kind") in ("RayCluster", "RayJob"))
+    spec = cluster["spec"] if cluster["kind"] == "RayCluster" else cluster["spec"]["rayClusterSpec"]
+    groups = [("head", 1, spec["headGroupSpec"])]
+    groups += [(group["groupName"], group["replicas"], group) for group in spec.get("workerGroupSpecs", [])]
+    nodes = []
+    for name, replicas, group in groups:
+        params = {key: shlex.split(str(value))[0] for key, value in (group.get("rayStartParams") or {}).items()
+                  if key in RAY_RESOURCE_PARAMS}
+        limits = group["template"]["spec"]["containers"][0].get("resources", {}).get("limits", {})
+        gpus = int(params.pop("num-gpus", limits.get("nvidia.com/gpu", 0)))
+        nodes += [{"group": name, "gpus": gpus, "params": params} for _ in range(replicas)]
+    return nodes
+
+
 def overrides(entrypoint: str) -> dict[str, str]:
     """A rendered entrypoint's Hydra overrides, key to value (the shell words after the module)."""
     return dict(word.split("=", 1) for word in shlex.split(entrypoint) if "=" in word and not word.startswith("-"))
@@ -226,7 +272,7 @@ def run_folder(name: str, gpus: int, nodes: int = 1) -> str:
 
 
 def helm_command(chart_root: Path, run: Run, gpus: int, nodes: int = 1, bundle: Path | None = None) -> list[str]:
-    """gpus: GPUs of each node; nodes: Ray nodes (a head and nodes - 1 worker raylets)."""
+    """gpus, nodes: the training group's GPUs per node and nodes (a head and nodes - 1 worker raylets)."""
     bundle = bundle or ROOT / ".gpu"
     helm = os.environ.get("HELM") or str(
         Path(os.environ.get("VERL_PPO_CACHE", Path.home() / ".cache/verl-ppo")) / "bin" / "helm4")
@@ -299,7 +345,10 @@ def job_environment(job: dict) -> dict[str, str]:
 
 
 def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: int = 1) -> None:
-    command = helm_command(chart_root, run, gpus, nodes, out.parents[1])
+    layout = training_layout(run, gpus, nodes)
+    if layout is None:
+        sys.exit(f"render: {name} has no layout on {nodes} node(s) of {gpus} GPU(s) (training_layout)")
+    command = helm_command(chart_root, run, *layout, bundle=out.parents[1])
     rendered = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     objects = [o for o in yaml.safe_load_all(rendered) if o]
     job = submitter_job(objects)
@@ -310,7 +359,11 @@ def render(chart_root: Path, name: str, run: Run, gpus: int, out: Path, nodes: i
             (out / file_name).write_text(text)
     spec = json.loads((out / "job.json").read_text())
     manifest = {
+        # gpus, nodes: the machine's layout (Ray nodes of gpus GPUs each); training: the training group's part of it.
         "run": name, "profile": run.profile, "gpus": gpus, "nodes": nodes, "release": run.release,
+        "training": {"gpus_per_node": layout[0], "nodes": layout[1]},
+        # The raylets the proof starts: the rendered RayCluster's groups, each with its GPUs and Ray resources.
+        "ray_nodes": ray_nodes(objects),
         "values_file": run.values_file, "steps": run.steps,
         "model_size": run.model, "model_path": model_path(run.model), "mount_path": MOUNT_PATH,
         "checkpoint_dir": spec["metadata"]["checkpointDir"], "submitter_job": job["metadata"]["name"],
@@ -334,7 +387,7 @@ def main() -> None:
     bundle = Path(os.environ.get("GPU_BUNDLE", ROOT / ".gpu"))
     for gpus in args.gpus:
         for nodes in (n for n in args.nodes if gpus % n == 0 and gpus // n):
-            for name, run in RUNS.items():
+            for name, run in ((name, run) for name, run in RUNS.items() if training_layout(run, gpus // nodes, nodes)):
                 render(args.chart_root.resolve(), name, run, gpus // nodes,
                        bundle / "jobs" / run_folder(name, gpus // nodes, nodes), nodes)
     # The preparation program the chart ships, next to the runs it serves.

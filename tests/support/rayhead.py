@@ -176,14 +176,15 @@ def dashboard_pid(temp_dir: Path) -> int:
                 if "dashboard/dashboard.py" in command and f"--temp-dir={ray_dir(temp_dir)} " in command + " ")
 
 
-def join_worker(temp_dir: Path, gcs_port: int, gpus: int) -> None:
-    """Starts a worker node (logical GPUs) that joins the head at gcs_port on this machine. It names the
-    head's GCS port on its command line, so the head's stop_head stops it too."""
+def join_worker(temp_dir: Path, gcs_port: int, gpus: int, extra_args: Sequence[str] = ()) -> None:
+    """Starts a worker node (logical GPUs) that joins the head at gcs_port on this machine; extra_args go to `ray start`
+    (after the defaults: an option given again takes its value there). It names the head's GCS port on its command
+    line, so the head's stop_head stops it too."""
     command = [
         *RAY_CLI, "start", f"--address=127.0.0.1:{gcs_port}", "--disable-usage-stats", f"--num-gpus={gpus}",
         "--num-cpus=1", f"--temp-dir={ray_dir(temp_dir)}", f"--node-manager-port={free_port()}",
         f"--object-manager-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
-        f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}", *extra_args,
     ]
     started = _ray_start(command, ray_env())
     if started.returncode != 0:

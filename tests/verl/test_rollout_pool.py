@@ -7,13 +7,17 @@ train_batch_size = parameter_sync_step x ppo_mini_batch_size. The other modes le
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
+
 import pytest
 from omegaconf import OmegaConf
 
 from generator import verlconfig
 from generator.algorithms import algorithms
 from generator.verlversions import by_version
-from support.tools import image_args, verl_config_dir
+from support.tools import ROOT, image_args, verl_config_dir
 from test_verl_config import compose_with_verl, rendered_command, rendered_keys
 
 VERSION = "0.9.1"
@@ -93,3 +97,27 @@ def test_a_rendered_rollout_shape_pair_composes_and_passes_the_separate_async_as
     assert config.data.train_batch_size == \
         config.trainer.v1.separate_async.parameter_sync_step * config.actor_rollout_ref.actor.ppo_mini_batch_size
     assert (config.trainer.nnodes, config.trainer.n_gpus_per_node) == (1, 8)
+
+
+def test_the_gpu_proofs_separate_async_run_composes_and_passes_the_separate_async_asserts(tmp_path):
+    """Issue 36 item 4: the command `make gpu-two-node VLLM=1` runs for separate_async (lab/gpu/render_jobs.py's
+    vllm-separate-async, the chart's render for one training GPU and a pool of one) composes with veRL 0.9.1's config
+    and passes what its separate_async trainer asserts, before any GPU runs it."""
+    sys.path.insert(0, str(ROOT / "lab" / "gpu"))
+    import render_jobs
+
+    folder = tmp_path / render_jobs.run_folder("vllm-separate-async", 2)
+    render_jobs.render(ROOT, "vllm-separate-async", render_jobs.RUNS["vllm-separate-async"], 2, folder)
+    words = shlex.split(json.loads((folder / "job.json").read_text())["entrypoint"])
+    assert words[:3] == ["python3", "-m", "verl.trainer.main_ppo"]
+    config = compose_with_verl(VERSION, words[3:])
+    assert OmegaConf.missing_keys(config) == set()
+    assert verlconfig.type_violations(verl_config_dir(VERSION), config) == []
+    rollout = config.actor_rollout_ref.rollout
+    assert config.trainer.v1.trainer_mode == "separate_async" and config.actor_rollout_ref.hybrid_engine is False
+    assert (config.trainer.nnodes, config.trainer.n_gpus_per_node) == (1, 1)
+    assert (rollout.nnodes, rollout.n_gpus_per_node, rollout.tensor_model_parallel_size) == (1, 1, 1)
+    assert rollout.checkpoint_engine.backend != "naive"
+    assert config.data.train_batch_size == \
+        config.trainer.v1.separate_async.parameter_sync_step * config.actor_rollout_ref.actor.ppo_mini_batch_size
+    assert config.trainer.total_training_steps == render_jobs.RUNS["vllm-separate-async"].steps

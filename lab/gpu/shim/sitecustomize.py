@@ -17,12 +17,17 @@ process that Ray starts imports this file, because lab/gpu/install.sh puts this 
   label_log_probs computes the same log-probabilities in chunks of rows and keeps the same state as the
   fused kernel (the logits and the row's log-sum-exp), so the step's time and memory are the image's,
   not the fallback's.
+And one stand-in for what a pod has: its own GPUs only. Where the proof starts several raylets on one machine
+(lab/gpu/proof.py's RayHead), each gets its share in CUDA_VISIBLE_DEVICES and again in VERL_PPO_LAB_NODE_GPUS; a
+process started without CUDA_VISIBLE_DEVICES (the chart's preflight counts a node's GPUs so, past Ray's narrowing
+per task) gets the node's share back, as a pod's device plugin would keep it to the pod's, not the whole machine.
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 
 CHUNK_ROWS = 2048  # rows of fp32 logits in flight: 2048 x 151,936 x 4 bytes = 1.2 GB
@@ -176,3 +181,6 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _AfterImport())
+NODE_GPUS = "VERL_PPO_LAB_NODE_GPUS"
+if NODE_GPUS in os.environ and "CUDA_VISIBLE_DEVICES" not in os.environ:
+    os.environ["CUDA_VISIBLE_DEVICES"] = os.environ[NODE_GPUS]

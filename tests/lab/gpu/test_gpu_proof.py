@@ -2,6 +2,7 @@
 the early exit where no GPU is, the rendering of the runs with the real Helm (one node and two), the
 step-line parser, the checksummed parts the vLLM wheels travel in, and the import graph that chose them."""
 
+import dataclasses
 import json
 import os
 import shlex
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 from support import tools
+from support.rayhead import free_port, join_worker, ray_env, ray_head
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "lab" / "gpu"))
@@ -170,9 +172,92 @@ def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, m
     workers = [(w["replicas"], int(w["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]))
                for w in ray_cluster["workerGroupSpecs"]]
     assert head_gpus == run["gpus"] and workers == [(run["nodes"] - 1, run["gpus"])]
-    # The proof's worker raylets each see their own GPU, as a pod would.
-    head = proof.RayHead(run["gpus"], run["nodes"])
+    # The proof's raylets are those groups' pods, each seeing its own GPU, as a pod would.
+    assert [(node["group"], node["gpus"]) for node in run["ray_nodes"]] == \
+        [("head", 1), (ray_cluster["workerGroupSpecs"][0]["groupName"], 1)]
+    head = proof.RayHead(run["ray_nodes"])
     assert [head.node_env(node)["CUDA_VISIBLE_DEVICES"] for node in range(2)] == ["0", "1"]
+
+
+# Ray resources a user may give each group (raycluster.*.rayStartParams), so that the test below sees them travel:
+# the chart sets none of its own (docs/operations.md: veRL 0.9.1's placement groups ask only CPU and GPU).
+GROUP_RESOURCES = (("raycluster.head.rayStartParams", {"resources": '{"training_node": 1}'}),
+                   ("raycluster.rolloutPool.rayStartParams", {"resources": '{"rollout_node": 1}', "num-cpus": "3"}))
+
+
+def group_resources(group: dict) -> dict[str, float]:
+    """The Ray resources KubeRay's `ray start` gives a group's pods, read from the rendered group: its container's GPU
+    limit (or rayStartParams num-gpus), and its rayStartParams num-cpus and resources (shell words)."""
+    params = {key: shlex.split(value)[0] for key, value in group["rayStartParams"].items()}
+    limits = group["template"]["spec"]["containers"][0]["resources"]["limits"]
+    wanted = {"GPU": float(params.get("num-gpus", limits["nvidia.com/gpu"])),
+              **{name: float(amount) for name, amount in json.loads(params.get("resources", "{}")).items()}}
+    return wanted | ({"CPU": float(params["num-cpus"])} if "num-cpus" in params else {})
+
+
+def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_path, monkeypatch):
+    """Issue 36 item 4: the raylets the proof starts for vllm-separate-async are the rendered RayCluster's groups, the
+    head (training) and the rollout pool, each with its group's GPUs, its own share of the machine's, and its group's
+    Ray resources: started here as real Ray nodes, each node's resources as Ray reports them are the group's."""
+    monkeypatch.setenv("HELM", str(tools.helm_binaries()["helm4"]))
+    run_spec = render_jobs.RUNS["vllm-separate-async"]
+    assert render_jobs.training_layout(run_spec, 2, 1) == (1, 1) and render_jobs.training_layout(run_spec, 1, 2) is None
+    # make gpu-wheels renders every run for 1 and 2 GPUs: the one-H200 profiles only for the one GPU sized for.
+    assert render_jobs.training_layout(render_jobs.RUNS["vllm-lora-7b"], 2, 1) is None
+    assert "vllm-separate-async" in proof.MODES["vllm-two-node"]
+    assert proof.COMPARISONS["vllm_separate_async_vs_sync_2gpu"] == ("vllm-two-node@1x2", "vllm-separate-async@1x2")
+    # Run in a command of its own (`--nodes 1 --runs vllm-separate-async`), it keeps its layout's name: the pair holds.
+    assert proof.run_key({"run": "vllm-separate-async", "nodes": 1, "gpus": 2},
+                         proof.layout_count("vllm-two-node", [1])) == "vllm-separate-async@1x2"
+    plain, _ = rendered(tmp_path / "plain", "vllm-separate-async", 2)
+    assert [(node["group"], node["gpus"], node["params"]) for node in plain["ray_nodes"]] == \
+        [("head", 1, {}), ("rolloutpool", 1, {})]
+    assert plain["training"] == {"gpus_per_node": 1, "nodes": 1} and plain["env"]["VERL_PPO_EXPECTED_GPUS"] == "2"
+
+    settings = tuple((key, json.dumps(params)) for key, params in GROUP_RESOURCES)
+    variant = dataclasses.replace(run_spec, settings=run_spec.settings + settings)
+    folder = tmp_path / "jobs" / render_jobs.run_folder("vllm-separate-async", 2)
+    render_jobs.render(ROOT, "vllm-separate-async", variant, 2, folder)
+    run = json.loads((folder / "run.json").read_text())
+    command = render_jobs.helm_command(ROOT, variant, *render_jobs.training_layout(variant, 2, 1), bundle=tmp_path)
+    objects = [o for o in yaml.safe_load_all(subprocess.run(command, check=True, capture_output=True,
+                                                            text=True).stdout) if o]
+    cluster = next(o for o in objects if o["kind"] == "RayCluster")["spec"]
+    groups = [cluster["headGroupSpec"]] + [group for group in cluster["workerGroupSpecs"] for _ in
+                                           range(group["replicas"])]
+    wanted = [group_resources(group) for group in groups]
+    assert len(wanted) == 2 and all(resources["GPU"] == 1 for resources in wanted)
+    head = proof.RayHead(run["ray_nodes"])
+    assert [head.node_env(node)["CUDA_VISIBLE_DEVICES"] for node in range(2)] == ["0", "1"]
+    options = [head.resource_options(node) for node in range(2)]
+    assert not [option for node in options for option in node if option.startswith(("--dashboard", "--tracing"))]
+
+    gcs_port = free_port()
+    with ray_head(tmp_path / "ray", 0, extra_args=options[0], gcs_port=gcs_port):
+        join_worker(tmp_path / "ray", gcs_port, 0, extra_args=options[1])
+        listed = subprocess.run([sys.executable, "-c", RAY_NODES.format(address=f"127.0.0.1:{gcs_port}")], check=True,
+                                capture_output=True, text=True, timeout=120, env=ray_env()).stdout
+        # The chart's preflight, as the submitter runs it before the run, finds the GPU nodes it expects: training's
+        # and the pool's (here Ray's view of each node's GPUs; the volume and the inputs moved to tmp_path).
+        expected = json.loads(run["env"]["VERL_PPO_PREFLIGHT_EXPECTED"])
+        assert (expected["gpuNodes"], expected["gpusPerNode"], expected["poolNodes"], expected["poolGpusPerNode"]) == \
+            (1, 1, 1, 1)
+        (tmp_path / "volume").mkdir()
+        expected.update(mountPath=str(tmp_path / "volume"), inputs=[])
+        checked = subprocess.run([sys.executable, str(folder / "preflight.py"), json.dumps(expected)], timeout=300,
+                                 capture_output=True, text=True, env=ray_env({"RAY_ADDRESS": f"127.0.0.1:{gcs_port}"}))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "preflight passed on 2 nodes" in checked.stdout
+    nodes = json.loads(listed.splitlines()[-1])
+    # The head's node first (Ray lists the head first), then the pool's; CPU only where the group names it.
+    assert [{key: node.get(key) for key in resources} for node, resources in zip(nodes, wanted, strict=True)] == wanted
+
+
+# Each live Ray node's resources, the head's first, as one JSON line.
+RAY_NODES = ("import json, ray; ray.init(address='{address}', logging_level='ERROR'); "
+             "nodes = [node for node in ray.nodes() if node['Alive']]; "
+             "nodes.sort(key=lambda node: not node.get('Resources', {{}}).get('node:__internal_head__')); "
+             "print(json.dumps([node['Resources'] for node in nodes]))")
 
 
 def test_the_grpo_run_is_the_charts_grpo_command(tmp_path, monkeypatch):
@@ -364,3 +449,23 @@ def test_a_lora_checkpoint_without_its_adapter_fails_the_check(tmp_path):
     found = proof.adapter_check(str(tmp_path), "3", 32, timeout=120)
     assert not found["ok"] and found["meta"] is None and found["peft_files"] == []
     assert not (tmp_path / "global_step_3" / "merged").exists()
+
+
+def test_each_raylets_processes_count_its_own_gpus_as_the_preflight_counts_them(monkeypatch):
+    """The chart's preflight counts a node's GPUs with torch in a process it starts without CUDA_VISIBLE_DEVICES (past
+    Ray's narrowing per task): in a pod, the pod's GPUs. The proof's raylets share one machine, so without lab/gpu/shim
+    each would count the machine's 2 and the preflight would refuse every run on two raylets (two-node@2x1, the rollout
+    pool's). torch counts the devices CUDA_VISIBLE_DEVICES names, all where it names none: a stand-in counts so here."""
+    sys.path.insert(0, str(ROOT / "charts/verl-ppo/charts/ppo-job/files"))
+    import preflight
+
+    monkeypatch.setattr(preflight, "TORCH_COUNT",
+                        "import os; print(len(os.environ.get('CUDA_VISIBLE_DEVICES', '0,1').split(',')))")
+    head = proof.RayHead([{"group": group, "gpus": 1, "params": {}} for group in ("head", "rolloutpool")])
+    for node in range(2):
+        for name, value in head.node_env(node).items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("PYTHONPATH", str(ROOT / "lab/gpu/shim"))
+        assert preflight._physical_gpus() == (1, "torch")
+        monkeypatch.delenv("PYTHONPATH")  # without the shim: the whole machine
+        assert preflight._physical_gpus() == (2, "torch")
