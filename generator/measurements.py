@@ -16,7 +16,7 @@ MEASUREMENTS = Path(__file__).resolve().parent / "measurements.yaml"
 @dataclass(frozen=True)
 class MeasuredSettings:
     """What a run rendered: token budgets (0: fixed micro batches; the critic's: what its veRL read), micro batches,
-    checkpointing, rollout, offloads."""
+    checkpointing, rollout (its memory share and output kind), offloads."""
 
     train_token_budget: int
     forward_token_budget: int
@@ -27,6 +27,7 @@ class MeasuredSettings:
     rollout_memory_fraction: float
     param_offload: bool
     optimizer_offload: bool
+    final_output_only: bool
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ SETTING_FIELDS = {
     "rolloutMemoryFraction": ("rollout_memory_fraction",),
     "paramOffload": ("param_offload",),
     "optimizerOffload": ("optimizer_offload",),
+    "finalOutputOnly": ("final_output_only",),
 }
 
 

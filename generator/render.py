@@ -15,7 +15,7 @@ from generator.catalog import Catalog, GpuShape, ModelProfile, VerlRelease
 from generator.planwork import uses_reference
 from generator.rolloutpool import RolloutPool
 from generator.runshape import RESOURCE_SHARE, RunShape, Sizing
-from generator.sizing import DYNAMIC_BATCHING_VERSIONS, final_output_only, size
+from generator.sizing import DYNAMIC_BATCHING_VERSIONS, size
 from generator.verlversions import verl_versions
 
 # veRL's LoRA guide advises layered_summon (the actor's shards gathered a layer at a time for the adapter's sync) on
@@ -120,7 +120,6 @@ def render_shape(shape: GpuShape, model: ModelProfile, run: RunShape, algorithm:
         shape=shape, model=model, run=run, sizing=sizing, tolerations=tolerations(shape),
         algorithm=algorithm, verl_version=version, image=image, dashboards=dashboards,
         lora_alpha=lora_alpha(run.lora_rank), layered_summon=shape.gpu_memory_gib < LAYERED_SUMMON_BELOW_GIB,
-        final_output_only=final_output_only(run, component_defaults("ppo-job")["rollout"]["name"]),
         file_name=values_file_name(shape, algorithm, run.lora_rank, pool.shape if pool else None),
         pool=pool, pool_tolerations=tolerations(pool.shape) if pool else [], pool_summary=pool_summary,
     )

@@ -22,6 +22,7 @@ class GuideRun:
     ppo_mini_batch_size: int
     max_prompt_length: int
     max_response_length: int
+    rollout_engine: str  # rollout.name: every values file keeps it
 
     @property
     def sequence_length(self) -> int:
@@ -33,7 +34,7 @@ def guide_run() -> GuideRun:
     """Read from ppo-job's values.yaml as plain YAML: the chart holds the figures, the sizing scales them."""
     job = yaml.safe_load((paths.subchart_dir("ppo-job") / "values.yaml").read_text())
     return GuideRun(job["data"]["trainBatchSize"], job["actor"]["ppoMiniBatchSize"], job["data"]["maxPromptLength"],
-                    job["data"]["maxResponseLength"])
+                    job["data"]["maxResponseLength"], job["rollout"]["name"])
 
 
 @dataclass(frozen=True)
@@ -77,3 +78,4 @@ class Sizing:
     critic_token_budget: int  # critic.forwardMaxTokenLenPerGpu: its values pass (and its update: criticUpdateBudget)
     param_offload: bool
     optimizer_offload: bool
+    final_output_only: bool = False  # vLLM asked for each sample's final output only (rollout.finalOutputOnly)

@@ -170,11 +170,13 @@ FORWARD_BUDGET_FACTOR = 2
 FINAL_OUTPUT_ENGINES = ("vllm",)
 
 
-def final_output_only(run: RunShape, engine: str) -> bool:
+def final_output_only(run: RunShape) -> bool:
     """Whether the values ask vLLM for each sample's final output only: where the run's veRL takes the chart's agent
-    loop manager (files/verl-versions.yaml agentLoopManager), the engine is vLLM and the trainer is sync (no pool)."""
+    loop manager (files/verl-versions.yaml agentLoopManager), the engine (the chart's) is vLLM and the trainer is sync
+    (no pool)."""
     facts = dict(by_version()[run.verl_version].other) if run.verl_version in by_version() else {}
-    return bool(facts.get("agentLoopManager")) and engine in FINAL_OUTPUT_ENGINES and not run.rollout_on_pool
+    return (bool(facts.get("agentLoopManager")) and guide_run().rollout_engine in FINAL_OUTPUT_ENGINES
+            and not run.rollout_on_pool)
 
 
 # FSDP offload, preferred in this order: none, the optimizer (its moments leave the GPU between updates; veRL 0.9.1
@@ -298,6 +300,7 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
             critic_token_budget=0,
             param_offload=param_offload,
             optimizer_offload=optimizer_offload,
+            final_output_only=final_output_only(run),
         )
         for fraction in lora_fractions(fixed.rollout_memory_fraction, shape, model, run, tp, total_gpus):
             trial = replace(fixed, rollout_memory_fraction=fraction)

@@ -72,6 +72,8 @@ def test_a_measured_entry_holds_its_results_json_figures(run):
     assert ("actor_rollout_ref.actor.fsdp_config.param_offload=true" in words) == settings.param_offload
     assert ("actor_rollout_ref.actor.fsdp_config.optimizer_offload=true" in words) == settings.optimizer_offload
     assert "actor_rollout_ref.model.use_remove_padding=false" not in words, "the plan models packed rows"
+    manager = "+actor_rollout_ref.rollout.agent.agent_loop_manager_class=verl_ppo_plugins.FinalOutputAgentLoopManager"
+    assert (manager in words) == settings.final_output_only
     assert expected <= words, expected - words
 
 
@@ -82,10 +84,10 @@ def test_a_measured_entry_ran_what_the_sizing_decides(run):
     settings = run.settings
     assert (decided.train_token_budget, decided.forward_token_budget, decided.critic_token_budget, decided.micro_batch,
             decided.log_prob_micro_batch, decided.gradient_checkpointing, decided.rollout_memory_fraction,
-            decided.param_offload, decided.optimizer_offload) == (
+            decided.param_offload, decided.optimizer_offload, decided.final_output_only) == (
         settings.train_token_budget, settings.forward_token_budget, settings.critic_token_budget, settings.micro_batch,
         settings.log_prob_micro_batch, settings.gradient_checkpointing, settings.rollout_memory_fraction,
-        settings.param_offload, settings.optimizer_offload)
+        settings.param_offload, settings.optimizer_offload, settings.final_output_only)
 
 
 def test_the_critics_update_is_planned_at_the_budget_its_veRL_packs_it_by():
@@ -164,7 +166,7 @@ def test_cli_plan_of_a_node_type_that_fits(capsys):
     assert "fits: the peak is gen" in out and "OVERFLOWS" not in out and "narrowly" not in out
     assert "token budgets 16,384 (training) / 32,768 (forward-only)" in out
     assert "KV cache" in out and "activations of" in out and "actor Adam" in out
-    assert "tokens/s over 8 GPUs" in out and "from the measured run `generated`" in out
+    assert "tokens/s over 8 GPUs" in out and "from the measured run `generated-final-output`" in out
     assert "extrapolated beyond the measurements: 8 GPUs against 1: no communication counted" in out
 
 
