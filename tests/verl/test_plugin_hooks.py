@@ -97,3 +97,48 @@ def test_the_plugins_module_names_only_what_the_chart_renders():
     assert "FinalOutputAgentLoopManager" in PLUGINS.read_text()
     with pytest.raises(AttributeError, match="NoSuchPlugin"):
         module.NoSuchPlugin  # noqa: B018 (the lookup is what is tried)
+
+
+def test_verl_builds_the_replay_buffer_before_any_resource_pool():
+    """The plug-ins pin veRL's pools from the replay buffer's factory: veRL's trainer builds the buffer in __init__, and
+    its pools only in init() (_setup: the training pool, then the rollout replicas' as the server manager starts)."""
+    trainer = class_node(verl_module("trainer/ppo/v1/trainer_base.py"), "PPOTrainer")
+    assert "self.replay_buffer = self._build_replay_buffer()" in ast.unparse(method(trainer, "__init__"))
+    assert "create_resource_pool()" not in ast.unparse(method(trainer, "__init__"))
+    setup = ast.unparse(method(trainer, "_setup"))
+    assert "self.resource_pool_manager.create_resource_pool()" in setup
+    pools = ast.unparse(method(trainer, "_init_resource_pool_mgr"))
+    assert "global_pool_id = 'global_pool'" in pools
+
+
+def test_each_pool_demands_its_accelerator_type_and_is_named_as_the_plugins_match():
+    """veRL's RayResourcePool keeps accelerator_type and adds it to every GPU bundle (1e-4); its pools are made with
+    their names as name_prefix: the training pool global_pool, a rollout replica's rollout_pool_<rank><suffix>."""
+    base = verl_module("single_controller/ray/base.py")
+    pool = class_node(base, "RayResourcePool")
+    assert "self.accelerator_type = accelerator_type" in ast.unparse(method(pool, "__init__"))
+    assert "bundle[self.accelerator_type] = 0.0001" in ast.unparse(method(pool, "get_placement_groups"))
+    manager = ast.unparse(method(class_node(base, "ResourcePoolManager"), "create_resource_pool"))
+    assert "RayResourcePool(" in manager and "name_prefix=resource_pool_name" in manager
+    replica = ast.unparse(verl_module("workers/rollout/replica.py"))
+    assert "resource_pool_name = f'rollout_pool_{self.replica_rank}{self.name_suffix}'" in replica
+    module = plugins()
+    assert module.ROLLOUT_POOL.fullmatch("rollout_pool_0") and module.ROLLOUT_POOL.fullmatch("rollout_pool_12_x")
+    assert not module.ROLLOUT_POOL.fullmatch("rollout_pool_reward_0")
+    assert module.TRAINING_POOL.fullmatch("global_pool") and not module.TRAINING_POOL.fullmatch("reward_pool")
+
+
+def test_pinned_pools_set_each_side_and_leave_the_others():
+    """pinned_pools on a class made as veRL's RayResourcePool is (name_prefix, accelerator_type): the training pool and
+    a rollout replica's get their side's resource, a reward pool and a pool given a type keep theirs."""
+
+    class Pool:
+        def __init__(self, process_on_nodes=None, use_gpu=True, name_prefix=None, max_colocate_count=10,
+                     detached=False, accelerator_type=None) -> None:
+            self.name_prefix, self.accelerator_type = name_prefix, accelerator_type
+
+    plugins().pinned_pools(Pool, "verl_ppo_training", "verl_ppo_rollout")
+    assert Pool([8], name_prefix="global_pool").accelerator_type == "verl_ppo_training"
+    assert Pool([1], name_prefix="rollout_pool_3").accelerator_type == "verl_ppo_rollout"
+    assert Pool([1], name_prefix="rollout_pool_reward_0").accelerator_type is None
+    assert Pool([1], name_prefix="global_pool", accelerator_type="H800").accelerator_type == "H800"

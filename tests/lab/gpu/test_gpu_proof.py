@@ -181,8 +181,10 @@ def test_two_node_run_is_the_charts_command_for_two_nodes_of_one_gpu(tmp_path, m
 
 # Ray resources a user may give each group (raycluster.*.rayStartParams), so that the test below sees them travel:
 # the chart sets none of its own (docs/operations.md: veRL 0.9.1's placement groups ask only CPU and GPU).
-GROUP_RESOURCES = (("raycluster.head.rayStartParams", {"resources": '{"training_node": 1}'}),
-                   ("raycluster.rolloutPool.rayStartParams", {"resources": '{"rollout_node": 1}', "num-cpus": "3"}))
+# A start parameter of the user's beside the chart's Ray resource of the pool's side.
+GROUP_RESOURCES = (("raycluster.rolloutPool.rayStartParams", {"num-cpus": "3"}),)
+# The Ray resource of each side (verl-ppo.poolResources), 1 a node, as ray start takes it.
+SIDES = {"training": "verl_ppo_training", "rollout": "verl_ppo_rollout"}
 
 
 def group_resources(group: dict) -> dict[str, float]:
@@ -211,7 +213,8 @@ def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_p
                          proof.layout_count("vllm-two-node", [1])) == "vllm-separate-async@1x2"
     plain, _ = rendered(tmp_path / "plain", "vllm-separate-async", 2)
     assert [(node["group"], node["gpus"], node["params"]) for node in plain["ray_nodes"]] == \
-        [("head", 1, {}), ("rolloutpool", 1, {})]
+        [("head", 1, {"resources": json.dumps({SIDES["training"]: 1}, separators=(",", ":"))}),
+         ("rolloutpool", 1, {"resources": json.dumps({SIDES["rollout"]: 1}, separators=(",", ":"))})]
     assert plain["training"] == {"gpus_per_node": 1, "nodes": 1} and plain["env"]["VERL_PPO_EXPECTED_GPUS"] == "2"
 
     settings = tuple((key, json.dumps(params)) for key, params in GROUP_RESOURCES)
@@ -237,6 +240,12 @@ def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_p
         join_worker(tmp_path / "ray", gcs_port, 0, extra_args=options[1])
         listed = subprocess.run([sys.executable, "-c", RAY_NODES.format(address=f"127.0.0.1:{gcs_port}")], check=True,
                                 capture_output=True, text=True, timeout=120, env=ray_env()).stdout
+        # veRL's pools as the chart's plug-ins pin them (a GPU bundle demanding 1e-4 of its side's resource, as
+        # RayResourcePool does with an accelerator_type): the training pool lands on the head, the replica on the pool.
+        placed = subprocess.run([sys.executable, "-c", RAY_PLACED.format(address=f"127.0.0.1:{gcs_port}",
+                                                                         sides=SIDES)],
+                                check=True, capture_output=True, text=True, timeout=120, env=ray_env()).stdout
+        assert json.loads(placed.splitlines()[-1]) == {"training": "head", "rollout": "pool"}
         # The chart's preflight, as the submitter runs it before the run, finds the GPU nodes it expects: training's
         # and the pool's (here Ray's view of each node's GPUs; the volume and the inputs moved to tmp_path).
         expected = json.loads(run["env"]["VERL_PPO_PREFLIGHT_EXPECTED"])
@@ -253,6 +262,18 @@ def test_the_separate_async_runs_raylets_carry_the_charts_groups_resources(tmp_p
     assert [{key: node.get(key) for key in resources} for node, resources in zip(nodes, wanted, strict=True)] == wanted
 
 
+# For each side, the node (head or pool) where a STRICT_PACK placement group of one GPU bundle demanding 1e-4 of that
+# side's resource lands, created rollout first (the order that could mix them unpinned), as one JSON line.
+RAY_PLACED = ("import json, ray; from ray.util.placement_group import placement_group, placement_group_table; "
+              "ray.init(address='{address}', logging_level='ERROR'); sides = {sides}; "
+              "head = next(n['NodeID'] for n in ray.nodes() if n['Alive'] and "
+              "n['Resources'].get('node:__internal_head__')); found = {{}}\n"
+              "for side in ('rollout', 'training'):\n"
+              "    pg = placement_group([{{'CPU': 0.1, 'GPU': 1, sides[side]: 1e-4}}], strategy='STRICT_PACK')\n"
+              "    ray.get(pg.ready(), timeout=60)\n"
+              "    node = placement_group_table(pg)['bundles_to_node_id'][0]\n"
+              "    found[side] = 'head' if node == head else 'pool'\n"
+              "print(json.dumps(found))")
 # Each live Ray node's resources, the head's first, as one JSON line.
 RAY_NODES = ("import json, ray; ray.init(address='{address}', logging_level='ERROR'); "
              "nodes = [node for node in ray.nodes() if node['Alive']]; "

@@ -21,11 +21,19 @@ never needs what another one uses.
    The manager here starts veRL's own workers with one change: every request asks for the final output only.
    Only with the sync trainer: veRL's server counts a request as admitted at its first output, and the async modes'
    weight sync waits for admissions to end (the rulebook refuses the other modes).
+
+3. veRL's pools pinned to the chart's worker groups (separate_async with the rollout pool). veRL places its training
+   pool and each rollout replica by Ray placement groups that ask only for CPUs and GPUs, so a training group may
+   land on a pool node of as many GPUs. veRL's resource pool puts a bundle demand of 1e-4 of its `accelerator_type`,
+   which nothing in veRL sets; this sets it by the pool's name, to the Ray resource the chart gives each worker group
+   (sampler_kwargs training_resource and rollout_resource): `global_pool` on the training nodes, `rollout_pool_<n>`
+   on the pool's. veRL builds the replay buffer before any resource pool, so the buffer's factory sets this first.
 """
 
 
 from __future__ import annotations
 
+import re
 import time
 
 from typing import Any
@@ -55,11 +63,39 @@ def timed(buffer_class: type) -> type:
     return TimedReplayBuffer
 
 
+# veRL's names of its resource pools: the training pool, and each rollout replica's (rollout_pool_<rank><suffix>; a
+# reward model's or teacher's replicas are rollout_pool_reward_... and rollout_pool_teacher_..., left as they are).
+TRAINING_POOL = re.compile(r"global_pool")
+ROLLOUT_POOL = re.compile(r"rollout_pool_[0-9].*")
+
+
+def pinned_pools(pool_class: type, training_resource: str, rollout_resource: str) -> None:
+    """Sets, on every pool_class (veRL's RayResourcePool) made from now on whose name is the training pool's or a
+    rollout replica's, the Ray resource its bundles then demand (veRL's accelerator_type, 1e-4 a bundle)."""
+    made = pool_class.__init__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        if self.accelerator_type is None:
+            if TRAINING_POOL.fullmatch(self.name_prefix):
+                self.accelerator_type = training_resource
+            elif ROLLOUT_POOL.fullmatch(self.name_prefix):
+                self.accelerator_type = rollout_resource
+
+    pool_class.__init__ = __init__
+
+
 def quick_poll_replay_buffer(**arguments) -> Any:
-    """The replay buffer veRL would build for the trainer mode (sync or async), polling every POLL_INTERVAL_S."""
+    """The replay buffer veRL would build for the trainer mode (sync or async), polling every POLL_INTERVAL_S; first,
+    where the chart names the groups' Ray resources, veRL's pools pinned to them (pinned_pools)."""
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
 
     options = dict(arguments.get("sampler_kwargs") or {})
+    training_resource, rollout_resource = options.pop("training_resource", None), options.pop("rollout_resource", None)
+    if training_resource and rollout_resource:
+        from verl.single_controller.ray.base import RayResourcePool
+
+        pinned_pools(RayResourcePool, str(training_resource), str(rollout_resource))
     arguments["poll_interval"] = float(options.pop("poll_interval_s", POLL_INTERVAL_S))
     arguments.update({key: options[key] for key in HANDED_ON if key in options})
     buffer_class = ReplayBuffer if arguments["trainer_mode"] == "sync" else ReplayBufferAsync

@@ -153,6 +153,11 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if include "ppo-job.quickPoll" . -}}
 {{- $algorithm := include "ppo-job.algorithm" . | fromJson -}}
 {{- $kwargs := list (printf "poll_interval_s=%v" .Values.trainer.rolloutPollSeconds) -}}
+{{- if include "ppo-job.pinsPools" . -}}
+{{- range $side, $name := include "verl-ppo.poolResources" . | fromJson -}}
+{{- $kwargs = append $kwargs (printf "%s_resource=%s" $side $name) -}}
+{{- end -}}
+{{- end -}}
 {{- with $algorithm.replayBufferKwargs }}
 {{- $kwargs = concat $kwargs . (list (printf "train_batch_size=%d" (int $.Values.data.trainBatchSize))) -}}
 {{- end }}
@@ -161,6 +166,13 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- range $kwargs }}{{ $o = append $o (printf "+trainer.v1.sampler.sampler_kwargs.%s" .) }}{{ end -}}
 {{- end -}}
 {{- toJson $o -}}
+{{- end -}}
+
+{{/* "true" where the chart's plug-ins pin veRL's pools to this release's groups (verl-ppo.poolResources): the rollout on
+     the pool (separate_async) of this release's RayCluster (not another cluster's, ppo-job.dashboardURL, whose nodes
+     have no such resources). */}}
+{{- define "ppo-job.pinsPools" -}}
+{{- if and (include "ppo-job.rolloutOnPool" .) (not .Values.dashboardURL) }}true{{ end -}}
 {{- end -}}
 
 {{/* The trained models with LoRA on (rank above 0), each as {lora, model (its Hydra prefix), fsdp (its FSDP settings' key)}:

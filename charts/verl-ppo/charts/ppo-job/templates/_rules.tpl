@@ -27,6 +27,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.finalOutputMode" . -}}
 {{- include "ppo-job.rules.trainerModeLegacy" . -}}
 {{- include "ppo-job.rules.finalOutputLegacyTrainer" . -}}
+{{- include "ppo-job.rules.pinnedPoolsNeedPlugins" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
 {{- include "ppo-job.rules.poolTooSmall" . -}}
@@ -369,6 +370,16 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $problem := printf "with trainer.mode %s would hold every weight sync until the samples in flight end" .Values.trainer.mode -}}
 {{- $fix := "--set ppo-job.rollout.finalOutputOnly=false, or --set ppo-job.trainer.mode=sync" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pools are pinned by the chart's plug-ins, which veRL loads as the replay buffer: without it, veRL's training pool
+     may land on a pool node of as many GPUs. */}}
+{{- define "ppo-job.rules.pinnedPoolsNeedPlugins" -}}
+{{- if and (include "ppo-job.pinsPools" .) (not (include "ppo-job.quickPoll" .)) -}}
+{{- $problem := "turns off the chart's replay buffer, which pins veRL's pools to the training and rollout pool groups" -}}
+{{- $fix := "--set ppo-job.trainer.rolloutPollSeconds=2 (veRL's own interval) or another number of seconds" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.rolloutPollSeconds" "value" "null" "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 

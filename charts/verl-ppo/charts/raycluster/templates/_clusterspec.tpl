@@ -5,6 +5,13 @@ component's context (its values, with global, and .Release).
 */}}
 {{- define "raycluster.clusterSpec" -}}
 {{- $workers := include "verl-ppo.workerReplicas" (dict "Values" .Values "trainsOnHead" .Values.head.trainsOnHead) | int -}}
+{{- $sides := include "raycluster.sideResources" . | fromJson -}}
+{{- $workerParams := deepCopy (.Values.worker.rayStartParams | default dict) -}}
+{{- $poolParams := deepCopy (.Values.rolloutPool.rayStartParams | default dict) -}}
+{{- with $sides }}
+{{- $_ := set $workerParams "resources" .training }}
+{{- $_ := set $poolParams "resources" .rollout }}
+{{- end }}
 {{- $autoscaling := .Values.worker.autoscaling -}}
 {{- $gpusPerNode := include "verl-ppo.gpusPerNode" . | int -}}
 {{- with .Values.rayVersion }}
@@ -29,7 +36,11 @@ headGroupSpec:
     {{- if .Values.tracing.startupHook.enabled }}
     {{- $_ := set $params "tracing-startup-hook" .Values.tracing.startupHook.hook }}
     {{- end }}
-    {{- range $key, $value := mergeOverwrite $params (.Values.head.rayStartParams | default dict) }}
+    {{- $params = mergeOverwrite $params (.Values.head.rayStartParams | default dict) }}
+    {{- if and $sides .Values.head.trainsOnHead }}
+    {{- $_ := set $params "resources" $sides.training }}
+    {{- end }}
+    {{- range $key, $value := $params }}
     {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
     {{- end }}
   template:
@@ -42,7 +53,7 @@ workerGroupSpecs:
     maxReplicas: {{ ternary $autoscaling.maxReplicas $workers $autoscaling.enabled }}
     # The tracing hook is a head option: Ray hands it to every worker through the GCS.
     rayStartParams:
-      {{- range $key, $value := .Values.worker.rayStartParams }}
+      {{- range $key, $value := $workerParams }}
       {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
       {{- else }} {}
       {{- end }}
@@ -61,7 +72,7 @@ workerGroupSpecs:
     minReplicas: {{ $poolNodes }}
     maxReplicas: {{ $poolNodes }}
     rayStartParams:
-      {{- range $key, $value := $pool.rayStartParams }}
+      {{- range $key, $value := $poolParams }}
       {{ $key }}: {{ include "verl-ppo.shellWord" $value | quote }}
       {{- else }} {}
       {{- end }}
@@ -72,6 +83,18 @@ workerGroupSpecs:
       {{- include "raycluster.podTemplate" (dict "ctx" $ "role" "worker" "node" $node
         "gpus" (include "verl-ppo.rolloutPoolGpusPerNode" . | int) "place" (include "raycluster.rolloutPoolPlacement" . | fromJson)) | nindent 6 }}
   {{- end }}
+{{- end -}}
+
+{{/* Each side's Ray resource as ray start's --resources (JSON: training, rollout; {} without a rollout pool): 1 of
+     verl-ppo.poolResources' on every node of that side. */}}
+{{- define "raycluster.sideResources" -}}
+{{- $sides := dict -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . -}}
+{{- range $side, $name := include "verl-ppo.poolResources" . | fromJson -}}
+{{- $_ := set $sides $side (toJson (dict $name 1)) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $sides -}}
 {{- end -}}
 
 {{/* Where the rollout pool's pods go and how they talk (JSON: nodeSelector, tolerations, rdma, nccl): each of

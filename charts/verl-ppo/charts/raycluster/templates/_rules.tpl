@@ -19,6 +19,7 @@
 {{- include "raycluster.rules.queueQuota" . -}}
 {{- include "raycluster.rules.redisAddress" . -}}
 {{- include "raycluster.rules.redisPassword" . -}}
+{{- include "raycluster.rules.sideResources" . -}}
 {{- include "raycluster.rules.rayAuthVersion" . -}}
 {{- include "raycluster.rules.rayAuthBasicAuth" . -}}
 {{- include "raycluster.rules.queueUpgrade" . -}}
@@ -732,6 +733,22 @@
   (printf "and remove raycluster.%s.rayStartParams.redis-password" $role) -}}
 {{- $field := printf "raycluster.%s.rayStartParams.redis-password" $role -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" "<hidden>" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* With a rollout pool the chart owns each group's Ray resources: they keep veRL's training pool and rollout replicas
+     on their own groups (verl-ppo.poolResources). */}}
+{{- define "raycluster.rules.sideResources" -}}
+{{- if include "verl-ppo.rolloutPoolEnabled" . -}}
+{{- range $role := list "head" "worker" "rolloutPool" -}}
+{{- $params := (get $.Values $role).rayStartParams | default dict -}}
+{{- if hasKey $params "resources" -}}
+{{- $problem := "is set by the chart while a rollout pool runs: each group's Ray resource keeps veRL's pools apart" -}}
+{{- $fix := printf "remove raycluster.%s.rayStartParams.resources (docs/operations.md, the rollout pool)" $role -}}
+{{- $field := printf "raycluster.%s.rayStartParams.resources" $role -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" (get $params "resources") "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

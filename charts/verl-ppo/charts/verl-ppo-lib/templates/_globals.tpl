@@ -24,6 +24,14 @@ values). Call with any chart context (needs .Values.global).
 {{- if (.Values.global.rolloutPool | default dict).enabled -}}true{{- end -}}
 {{- end -}}
 
+{{/* The Ray resource of each side while a rollout pool runs (JSON: training, rollout), which keeps veRL's pools apart:
+     the RayCluster gives every training node (the head where it trains) and every pool node its side's, 1 a node, and
+     the chart's plug-ins make veRL's training pool and each rollout replica demand theirs (files/verl_plugins.py,
+     docs/operations.md). Ray's placement groups otherwise ask only for CPUs and GPUs. */}}
+{{- define "verl-ppo.poolResources" -}}
+{{- toJson (dict "training" "verl_ppo_training" "rollout" "verl_ppo_rollout") -}}
+{{- end -}}
+
 {{/* GPUs of one rollout pool node (veRL actor_rollout_ref.rollout.n_gpus_per_node): global.rolloutPool.perNode, or the
      training nodes' where it is null. */}}
 {{- define "verl-ppo.rolloutPoolGpusPerNode" -}}
