@@ -26,7 +26,8 @@ def pool_values(tmp_path) -> str:
                                                                "perNode": l20["global"]["gpu"]["perNode"]}},
                "raycluster": {"rolloutPool": {"nodeSelector": ray["nodeSelector"], "tolerations": ray["tolerations"],
                                               "resources": ray["worker"]["resources"], "rdma": ray["rdma"]}},
-               "ppo-job": {"trainer": {"mode": "separate_async"}}}
+               # The generated values ask vLLM for the final output only, which separate_async cannot use.
+               "ppo-job": {"trainer": {"mode": "separate_async"}, "rollout": {"finalOutputOnly": False}}}
     path = tmp_path / "rollout-pool.yaml"
     path.write_text(yaml.safe_dump(overlay))
     return str(path)
