@@ -77,12 +77,15 @@ def _renders(entry: VerlVersion) -> str:
     if entry.quick_poll_sampler:
         said.append("the chart's replay buffer, polled every `trainer.rolloutPollSeconds` (veRL's: 2 s)")
     other = dict(entry.other)
-    if other.pop("agentLoopManager", False):
-        said.append("vLLM's final output only (`rollout.finalOutputOnly`), through the chart's agent loop manager")
+    if engines := other.pop("finalOutputRollouts", []):
+        said.append(f"each sample's final output only (`rollout.finalOutputOnly`) from its {', '.join(engines)} "
+                    "rollout, through the chart's agent loop manager")
     lora, bf16 = other.pop("loraKeys", []), other.pop("loraBaseDtype", False)
     rollouts, ranks = other.pop("loraRollouts", []), other.pop("loraVllmRanks", [])
+    strategy = other.pop("loraActorStrategy", "")
     said.append(f"LoRA (`model.lora`, `critic.lora`): {', '.join(f'`{key}`' for key in lora)}"
                 + (", the frozen base in bf16" if bf16 else "")
+                + (f", the actor on `{strategy}`" if strategy else "")
                 + (f", served by its {', '.join(rollouts)} rollout" if rollouts else "")
                 + (f", ranks {', '.join(map(str, ranks))} with vLLM" if ranks else "") if lora else "no LoRA")
     said += [f"`{key}`: {value}" for key, value in other.items()]

@@ -166,17 +166,16 @@ FORWARD_BUDGET_FACTOR = 2
 # vLLM's final output only (ppo-job.rollout.finalOutputOnly): measured through veRL 0.9.1 on one H200 at 0.5B
 # (2026-12-03e, results-2026-12-03e-*.json): 9.71 and 9.96 s a step in two runs against 11.25 s asking for every
 # token's output, the rollout's wait 3.18 s against 4.34 s (means of steps 2-4); vLLM alone at 1.5B: 3.66 against
-# 5.02 s. The chart renders it only with vLLM and the sync trainer (its rulebook), so only those values set it.
-FINAL_OUTPUT_ENGINES = ("vllm",)
+# 5.02 s. The chart renders it only with the engines of its version's finalOutputRollouts and the sync trainer (its
+# rulebook), so only those values set it.
 
 
 def final_output_only(run: RunShape) -> bool:
     """Whether the values ask vLLM for each sample's final output only: where the run's veRL takes the chart's agent
-    loop manager (files/verl-versions.yaml agentLoopManager), the engine (the chart's) is vLLM and the trainer is sync
+    loop manager for the engine (the chart's; files/verl-versions.yaml finalOutputRollouts) and the trainer is sync
     (no pool)."""
     facts = dict(by_version()[run.verl_version].other) if run.verl_version in by_version() else {}
-    return (bool(facts.get("agentLoopManager")) and guide_run().rollout_engine in FINAL_OUTPUT_ENGINES
-            and not run.rollout_on_pool)
+    return guide_run().rollout_engine in facts.get("finalOutputRollouts", []) and not run.rollout_on_pool
 
 
 # FSDP offload, preferred in this order: none, the optimizer (its moments leave the GPU between updates; veRL 0.9.1

@@ -1000,13 +1000,22 @@ CASES = [
       for name, values, field in [
           ("node-selector", ray(rolloutPool=OWN_NODES), "raycluster.rolloutPool.nodeSelector"),
           ("env", ray(rolloutPool={"env": [{"name": "A_FLAG", "value": "1"}]}), "raycluster.rolloutPool.env"),
-          ("gpus-per-node", {"global": {"rolloutPool": {"perNode": 2}}}, "global.rolloutPool.perNode")]],
+          ("gpus-per-node", {"global": {"rolloutPool": {"perNode": 2}}}, "global.rolloutPool.perNode"),
+          # every key of the pool's values is checked, not a list of them kept by hand
+          ("gpu-shape", ray(rolloutPool={"gpuShape": {
+              "name": "h20-96g-x8", "gpuModel": "NVIDIA H20", "gpuMemoryGiB": 96, "gpus": 8,
+              "allocatable": {"cpu": "180", "memory": "1800Gi"}}}), "raycluster.rolloutPool.gpuShape")]],
     # veRL 0.4.1 gives the adapters to vLLM only, passing the rank on as vLLM 0.8's max_lora_rank (one of its list).
     Case("lora-with-sglang-on-verl-0-4",
          job(rollout={"name": "sglang"}, model={"path": "/data/m", "lora": {"rank": 8}}),
          "ppo-job.rollout.name", mentions=["verlVersion=0.9.1", "rollout.name=vllm"]),
     *[Case(f"lora-rank-{rank}-on-verl-0-4-vllm", job(model={"path": "/data/m", "lora": {"rank": rank}}),
            "ppo-job.model.lora.rank", mentions=[f"rank={fix}"]) for rank, fix in [(4, 8), (24, 32), (500, 512)]],
+    # veRL 0.9.1's FSDP1 engine syncs an empty adapter to vLLM: with LoRA the chart sets the actor's engine.
+    Case("lora-actor-strategy-by-hand-on-verl-0-9",
+         {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.9.1", model={"path": "/data/m", "lora": {
+             "rank": 8}}, extraArgs=["actor_rollout_ref.actor.strategy=fsdp"]),
+         "ppo-job.extraArgs[0]", value="actor_rollout_ref.actor.strategy=fsdp", mentions=["fsdp2"]),
     # LoRA's keys are the chart's even while LoRA is off: set by hand they would skip the checks above.
     *[Case(f"extra-arg-lora-{name}",
            {"global": {"image": image_values(version)}} | job(verlVersion=version, extraArgs=[arg]),

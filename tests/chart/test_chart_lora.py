@@ -51,3 +51,16 @@ def test_the_resume_command_renders_the_merged_adapter_as_veRLs_adapter_path(hel
     assert rendered["actor_rollout_ref.model.lora_rank"] == "32"
     # A checkpoint directory of its own: resume_mode=auto does not take the first run's shards.
     assert not adapter.startswith(rendered["trainer.default_local_dir"] + "/")
+
+
+def test_the_lora_example_trains_on_fsdp2_and_a_run_without_lora_chooses_its_engine(helm):
+    """veRL 0.9.1's default engine (FSDP1) synced an empty adapter to vLLM on the GPU (docs/sizing.md, the 7B LoRA
+    run): with LoRA the chart sets FSDP2; without it the engine stays the user's to choose in extraArgs."""
+    lora = overrides(helm, "verl-ppo", "-f", str(ROOT / "values/h200-141g-x8.yaml"),
+                     "-f", str(ROOT / "values/examples/lora-7b.yaml"))
+    assert lora["actor_rollout_ref.actor.strategy"] == "fsdp2"
+    chosen = overrides(helm, "verl-ppo", "-f", str(ROOT / "values/h200-141g-x8.yaml"),
+                       "--set-json", 'ppo-job.extraArgs=["actor_rollout_ref.actor.strategy=fsdp2"]')
+    assert chosen["actor_rollout_ref.actor.strategy"] == "fsdp2"
+    default = overrides(helm, "verl-ppo", "-f", str(ROOT / "values/h200-141g-x8.yaml"))
+    assert "actor_rollout_ref.actor.strategy" not in default

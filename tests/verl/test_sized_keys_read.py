@@ -52,9 +52,9 @@ def changes(value: Any) -> list[Any]:
 
 def turned_off(version: str) -> dict[str, str]:
     """ppo-job's values a user moving a values file to this version turns off because the version lacks what they
-    use: the chart's agent loop manager (files/verl-versions.yaml agentLoopManager) for vLLM's final output only."""
+    use: the chart's agent loop manager (files/verl-versions.yaml finalOutputRollouts) for vLLM's final output only."""
     facts = dict(by_version()[version].other)
-    return {} if facts.get("agentLoopManager") else {"rollout.finalOutputOnly": "false"}
+    return {} if facts.get("finalOutputRollouts") else {"rollout.finalOutputOnly": "false"}
 
 
 def base_args(path: Path, version: str) -> tuple[str, ...]:

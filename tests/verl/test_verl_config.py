@@ -437,6 +437,9 @@ def test_lora_lands_where_each_version_reads_it(algorithm, version):
         assert model.lora_adapter_path == "/data/adapters/run 1/lora_adapter"
     if facts["loraBaseDtype"]:
         assert config.actor_rollout_ref.actor.fsdp_config.model_dtype == "bf16"
+    if facts.get("loraActorStrategy"):  # the reference follows the actor's engine
+        assert config.actor_rollout_ref.actor.strategy == facts["loraActorStrategy"]
+        assert config.actor_rollout_ref.ref.strategy == facts["loraActorStrategy"]
     if algorithm == "ppo":
         critic = config.critic.model
         assert (critic.lora_rank, critic.lora_alpha, critic.target_modules) == (8, 16, "all-linear")
@@ -450,4 +453,5 @@ def test_lora_lands_where_each_version_reads_it(algorithm, version):
 def test_no_lora_key_is_rendered_without_lora(version):
     """LoRA off (rank 0, the default) renders none of its keys: every existing run's command stays as it was."""
     words = rendered_command(*image_args(version))
-    assert not [word for word in words if "lora" in word or "load_format" in word or "model_dtype" in word]
+    assert not [word for word in words if "lora" in word or "load_format" in word or "model_dtype" in word
+                or word.startswith("actor_rollout_ref.actor.strategy=")]

@@ -128,11 +128,11 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- end -}}
 
 {{/* "true" where the rollout asks vLLM for each sample's final output only through the chart's agent loop manager
-     (files/verl_plugins.py): the value is on and the version takes the manager's class by name (its agentLoopManager
-     fact); the rulebook refuses the value elsewhere. Else "". */}}
+     (files/verl_plugins.py): the value is on and the version takes the manager's class by name (its finalOutputRollouts
+     fact names engines); the rulebook refuses the value elsewhere, and with another engine. Else "". */}}
 {{- define "ppo-job.finalOutputOnly" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
-{{- if and $facts.agentLoopManager .Values.rollout.finalOutputOnly }}true{{ end -}}
+{{- if and $facts.finalOutputRollouts .Values.rollout.finalOutputOnly }}true{{ end -}}
 {{- end -}}
 
 {{/* "true" where the run needs the chart's plug-ins (files/verl_plugins.py): the quick-poll replay buffer or the
@@ -196,10 +196,14 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- if kindIs "string" . }}{{ . }}{{ else }}[{{ join "," . }}]{{ end -}}
 {{- end -}}
 
+{{/* The actor's FSDP engine's key (files/verl-versions.yaml loraActorStrategy): rendered with LoRA, the user's else. */}}
+{{- define "ppo-job.actorStrategyKey" -}}actor_rollout_ref.actor.strategy{{- end -}}
+
 {{/* LoRA to the keys the chosen veRL reads (files/verl-versions.yaml loraKeys; the rulebook refuses what it lacks), the
      frozen base in bf16 where the version can say so, and what veRL's LoRA guide requires of the rollout: vLLM loads
      the base from the model's safetensors (its default, dummy weights, would never receive them: only the adapter is
-     synced). A JSON list. */}}
+     synced), and the actor's FSDP engine where the version's default cannot sync the adapter (loraActorStrategy).
+     A JSON list. */}}
 {{- define "ppo-job.loraOverrides" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $keys := $facts.loraKeys | default list -}}
@@ -221,6 +225,7 @@ The veRL command, rendered from values as plain key=value Hydra overrides (never
 {{- end }}
 {{- if and (gt (int .Values.model.lora.rank) 0) (has "rank" $keys) }}
 {{- $o = append $o "actor_rollout_ref.rollout.load_format=safetensors" }}
+{{- with $facts.loraActorStrategy }}{{ $o = append $o (printf "%s=%s" (include "ppo-job.actorStrategyKey" $) .) }}{{ end }}
 {{- if .Values.model.lora.layeredSummon }}{{ $o = append $o "actor_rollout_ref.rollout.layered_summon=true" }}{{ end }}
 {{- end }}
 {{- toJson $o -}}

@@ -55,6 +55,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.loraExcludesEveryTarget" . -}}
 {{- include "ppo-job.rules.loraRollout" . -}}
 {{- include "ppo-job.rules.loraVllmRank" . -}}
+{{- include "ppo-job.rules.loraActorStrategy" . -}}
 {{- include "ppo-job.rules.criticLoraUnused" . -}}
 {{- include "ppo-job.rules.criticModelUnused" . -}}
 {{- include "ppo-job.rules.runtimeEnvOwned" . -}}
@@ -347,18 +348,20 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{/* rollout.finalOutputOnly works through the agent loop manager's class, which only some veRL versions take by name. */}}
 {{- define "ppo-job.rules.finalOutputVersion" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
-{{- if and $facts .Values.rollout.finalOutputOnly (not $facts.agentLoopManager) -}}
+{{- if and $facts .Values.rollout.finalOutputOnly (not $facts.finalOutputRollouts) -}}
 {{- $problem := printf "needs a veRL that takes the agent loop manager's class by name; veRL %s does not" (toString .Values.verlVersion) -}}
 {{- $fix := "--set ppo-job.rollout.finalOutputOnly=false, or --set-string ppo-job.verlVersion=0.9.1 with an image of that veRL" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The final output only is a vLLM setting (its request output kind); SGLang and HF rollouts refuse the key. */}}
+{{/* The final output only is an engine's request setting (vLLM's output kind: finalOutputRollouts); the others refuse it. */}}
 {{- define "ppo-job.rules.finalOutputEngine" -}}
-{{- if and .Values.rollout.finalOutputOnly (ne .Values.rollout.name "vllm") -}}
-{{- $problem := printf "is a vLLM setting: the %s rollout would refuse the request setting it adds" (toString .Values.rollout.name) -}}
-{{- $fix := "--set ppo-job.rollout.finalOutputOnly=false, or --set ppo-job.rollout.name=vllm" -}}
+{{- $engines := (include "ppo-job.verlFacts" . | fromJson).finalOutputRollouts | default list -}}
+{{- if and .Values.rollout.finalOutputOnly $engines (not (has .Values.rollout.name $engines)) -}}
+{{- $problem := printf "is a setting of the %s rollout only: the %s rollout would refuse the request setting it adds"
+  (join ", " $engines) (toString .Values.rollout.name) -}}
+{{- $fix := printf "--set ppo-job.rollout.finalOutputOnly=false, or --set ppo-job.rollout.name=%s" (first $engines) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
@@ -551,6 +554,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- /* Rendered only with LoRA: a run without it may choose its engine (ppo-job.rules.loraActorStrategy). */}}
+{{- with $facts.loraActorStrategy }}{{ $_ := unset $owned (include "ppo-job.actorStrategyKey" $) }}{{ end -}}
 {{- toJson $owned -}}
 {{- end -}}
 
@@ -849,6 +854,21 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $fix := printf "--set ppo-job.model.lora.rank=%v, or --set-string ppo-job.verlVersion=%s with an image of that veRL (it rounds up)"
   (ternary (first $above) (last $ranks) (not (empty $above))) $newest -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.model.lora.rank" "value" $rank "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* With LoRA the chart sets the actor's engine where the version's default cannot sync the adapter (loraActorStrategy). */}}
+{{- define "ppo-job.rules.loraActorStrategy" -}}
+{{- $strategy := (include "ppo-job.verlFacts" . | fromJson).loraActorStrategy -}}
+{{- if and $strategy (gt (int .Values.model.lora.rank) 0) -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- if hasPrefix (printf "%s=" (include "ppo-job.actorStrategyKey" $)) $arg -}}
+{{- $problem := printf "sets the actor's engine, which the chart sets to %s with LoRA: veRL %s's default (fsdp) syncs an empty adapter to vLLM"
+  $strategy (toString $.Values.verlVersion) -}}
+{{- $fix := "remove it from ppo-job.extraArgs (docs/sizing.md, the 7B LoRA run)" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

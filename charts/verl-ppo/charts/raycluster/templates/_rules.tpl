@@ -51,8 +51,9 @@
 {{- if not (include "verl-ppo.rolloutPoolEnabled" .) -}}
 {{- $pool := .Values.rolloutPool -}}
 {{- $set := dict "global.rolloutPool.perNode" (.Values.global.rolloutPool | default dict).perNode -}}
-{{- range $key := list "nodeSelector" "tolerations" "resources" "rdma" "nccl" "rayStartParams" "annotations" "labels" "env" -}}
-{{- $_ := set $set (printf "raycluster.rolloutPool.%s" $key) (get $pool $key) -}}
+{{- /* Every key of the pool's values but its group's name, which has a default of its own. */}}
+{{- range $key, $value := $pool -}}
+{{- if ne $key "groupName" }}{{ $_ := set $set (printf "raycluster.rolloutPool.%s" $key) $value }}{{ end -}}
 {{- end -}}
 {{- range $field := keys $set | sortAlpha -}}
 {{- $value := get $set $field -}}
