@@ -51,6 +51,7 @@ class MeasuredRun:
     sized_nodes: int = 0  # the nodes the values were rendered for, where not the node type's default
     cut_to_gpus: int = 0  # the node type cut to this many GPUs a node before rendering (lab/gpu/render_jobs.py)
     overrides: dict[str, object] = field(default_factory=dict)  # Sizing fields set over the rendered values
+    lora_rank: int = 0  # the actor's LoRA rank the values were rendered for (render --lora-rank); 0: none
 
     @property
     def values_model(self) -> str:
@@ -109,5 +110,5 @@ def measured_runs(path: Path = MEASUREMENTS) -> tuple[MeasuredRun, ...]:
                                 measured["rows"], measured["tokensPerStep"], measured["peakAllocatedGiB"],
                                 measured["peakGpuMiB"], dict(measured["seconds"]), entry.get("sizedModel", ""),
                                 entry.get("sizedNodes", 0), entry.get("cutToGpus", 0),
-                                sizing_fields(entry.get("overrides", {}))))
+                                sizing_fields(entry.get("overrides", {})), entry.get("loraRank", 0)))
     return tuple(runs)

@@ -77,8 +77,9 @@ def measured_inputs(catalog: Catalog, run: MeasuredRun) -> PlanInputs:
     if run.cut_to_gpus:
         shape = replace(shape, name=f"{shape.name} cut to {run.cut_to_gpus} GPU(s)", gpus_per_node=run.cut_to_gpus)
     algorithm, nodes = algorithms()[run.algorithm], run.sized_nodes or shape.default_nodes
-    values = inputs_for(catalog, shape, catalog.models[run.values_model], algorithm, nodes)
-    inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithm, nodes, run.gpus, run.row_tokens)
+    values = inputs_for(catalog, shape, catalog.models[run.values_model], algorithm, nodes, lora_rank=run.lora_rank)
+    inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithm, nodes, run.gpus, run.row_tokens,
+                        run.lora_rank)
     return replace(inputs, sizing=replace(values.sizing, **run.overrides),
                    shape=replace(shape, gpu_model=run.gpu, gpu_memory_gib=run.gpu_memory_gib))
 

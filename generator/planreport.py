@@ -72,9 +72,9 @@ def lora_lines(inputs: PlanInputs) -> list[str]:
     share = adapters / 1e9 / inputs.model.params_billion
     return [f"LoRA rank {rank}, all-linear: {adapters / 1e6:,.1f}M adapter parameters ({share:.1%} of the model) "
             "trained over a frozen bf16 base; the reference is the actor with its adapters off",
-            "  unmeasured for LoRA: the base's and adapters' bytes (LORA_*_BYTES_PER_PARAM, from their dtypes), vLLM's "
-            "adapter slot, activations taken as a full fine-tune's, the seconds of every phase taken as a full "
-            "fine-tune's (an update's backward skips the base's weight grads: it errs long)"]
+            "  measured at 7B on one H200 (the measured run lora-7b-grpo, docs/sizing.md's Plan table): the bf16 base "
+            "and adapters as planned, the training peak below the plan (the activations, taken as a full fine-tune's, "
+            "err high); unmeasured apart: vLLM's adapter slot, the adapters' optimizer states"]
 
 
 def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: str, full_rows: bool,

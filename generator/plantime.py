@@ -39,12 +39,18 @@ def _same_batching(inputs: PlanInputs, run: MeasuredRun) -> bool:
     return bool(inputs.sizing.dynamic_batching) == bool(run.settings.train_token_budget)
 
 
+def _same_lora(inputs: PlanInputs, run: MeasuredRun) -> bool:
+    """Both train LoRA adapters, or both the whole model."""
+    return (run.lora_rank > 0) == (inputs.run.lora_rank > 0)
+
+
 def time_reference(inputs: PlanInputs, measured: Measured) -> tuple[MeasuredRun, PlanInputs] | None:
     """The measured run whose seconds fit this plan best: the same batching (token budgets or fixed micro batches),
-    then the same algorithm, then the nearest model size, then the same output kind of the rollout, then the same
-    checkpointing; of equal ones the first."""
+    then the same algorithm, then LoRA or not (a LoRA update skips the base's weight grads), then the nearest model
+    size, then the same output kind of the rollout, then the same checkpointing; of equal ones the first."""
     return min(measured, default=None, key=lambda pair: (
         not _same_batching(inputs, pair[0]), pair[0].algorithm != inputs.algorithm.name,
+        not _same_lora(inputs, pair[0]),
         abs(math.log(pair[1].model.params_billion / inputs.model.params_billion)),
         pair[0].settings.final_output_only != inputs.sizing.final_output_only,
         pair[0].settings.gradient_checkpointing != inputs.sizing.gradient_checkpointing))
@@ -66,6 +72,8 @@ def differences(inputs: PlanInputs, run: MeasuredRun, theirs: PlanInputs) -> lis
         found.append("measured with gradient checkpointing " + ("on" if run.settings.gradient_checkpointing else "off"))
     if inputs.algorithm.name != run.algorithm:
         found.append(f"measured with {run.algorithm}")
+    if not _same_lora(inputs, run):
+        found.append("measured " + ("with LoRA" if run.lora_rank else "training the whole model"))
     if inputs.sizing.final_output_only != run.settings.final_output_only:
         found.append("measured asking vLLM for " + ("the final output only" if run.settings.final_output_only
                                                      else "every token's output"))

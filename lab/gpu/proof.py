@@ -341,6 +341,15 @@ def phase_mfu(timing_s: dict, tokens_per_step: float | None, params: dict[str, i
     return figures
 
 
+def mfu_figures(config: dict, timing_s: dict, tokens_per_step: float | None, measured_tflops: float | None) -> dict:
+    """A run's matmul parameters (from its model's config.json), the peaks its MFU is taken against, and each phase's
+    MFU against the datasheet's."""
+    params = matmul_params(config)
+    return {"matmul_params": params,
+            "mfu_peak_tflops": {"datasheet": H200_BF16_DENSE_TFLOPS, "measured_matmul": measured_tflops},
+            "phase_mfu": phase_mfu(timing_s, tokens_per_step, params, H200_BF16_DENSE_TFLOPS)}
+
+
 def step_spread(steps: dict[int, dict[str, float]], steady: list[int]) -> list[float]:
     return [steps[n]["perf/time_per_step"] for n in steady if "perf/time_per_step" in steps.get(n, {})]
 
@@ -464,10 +473,8 @@ def run_job(run: dict, head: RayHead, out: Path, timeout: float, keep_checkpoint
     if built.exists():
         machine = WORK / "machine.json"  # lab/gpu/machine_check.py's
         measured = json.loads(machine.read_text())["matmul_bf16_tflops"] if machine.exists() else None
-        result["matmul_params"] = matmul_params(json.loads(built.read_text()))
-        result["mfu_peak_tflops"] = {"datasheet": H200_BF16_DENSE_TFLOPS, "measured_matmul": measured}
-        result["phase_mfu"] = phase_mfu(result["timing_s"], result["tokens_per_step"], result["matmul_params"],
-                                        H200_BF16_DENSE_TFLOPS)
+        result.update(mfu_figures(json.loads(built.read_text()), result["timing_s"], result["tokens_per_step"],
+                                  measured))
     result.update(rollout_figures(spec["entrypoint"], result, floor))
     # The chart's replay buffer's wait for a step's batch (the rollout's wait; separate_async's is what the pool
     # leaves the training GPUs waiting).

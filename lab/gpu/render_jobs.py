@@ -207,13 +207,16 @@ for _size in ("1.5b", "3b"):
 # h200-141g-x1 --model qwen2.5-7b --algorithm grpo --lora-rank 32`), 3 steps and the checkpoint of the last (the
 # proof checks the adapter in it: lora_train_meta.json, then veRL's model merger writes the PEFT files as
 # docs/algorithms.md says); then the same run without LoRA, as sized for a full fine-tune (offloads), to compare.
-# The prompts a step are cut to 64 (320 samples) so that one run fits one 10-minute command: the plan's memory a
-# phase does not depend on the batch (token budgets bound the micro batches; vLLM takes its share whatever the batch).
-LORA_7B_SETTINGS = (("ppo-job.trainer.testFreq", "-1"), ("ppo-job.data.trainBatchSize", "64"),
-                    ("ppo-job.actor.ppoMiniBatchSize", "64"))
+# The prompts a step are cut to 32 (160 samples): a run takes about 7.5 minutes (run it detached: docs/sizing.md);
+# the plan's memory a phase does not depend on the batch (token budgets bound the micro batches; vLLM takes its
+# share whatever the batch).
+LORA_7B_SETTINGS = (("ppo-job.trainer.testFreq", "-1"), ("ppo-job.data.trainBatchSize", "32"),
+                    ("ppo-job.actor.ppoMiniBatchSize", "32"))
 RUNS["vllm-lora-7b"] = Run(ONE_GPU_PROFILE, "lora-7b", "qwen2.5-7b", 3, LORA_7B_SETTINGS, "vllm", BENCH_ARGS,
                            algorithm="grpo", lora_rank=32)
-RUNS["vllm-7b-grpo-full"] = Run(ONE_GPU_PROFILE, "full-7b", "qwen2.5-7b", 3, LORA_7B_SETTINGS, "vllm", BENCH_ARGS,
+# No checkpoint for the full run: its fp32 weights and Adam moments (about 91 GB at 7B) would fill the machine's disk.
+RUNS["vllm-7b-grpo-full"] = Run(ONE_GPU_PROFILE, "full-7b", "qwen2.5-7b", 3,
+                                LORA_7B_SETTINGS + (("ppo-job.trainer.saveFreq", "-1"),), "vllm", BENCH_ARGS,
                                 algorithm="grpo")
 
 

@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+import build_model
 import proof
 import render_jobs
 
@@ -27,7 +28,11 @@ def resummarize(report: dict, logs: list[Path]) -> dict:
         steps = proof.step_metrics(text)
         run = {"steps": render_jobs.RUNS[name].steps}
         result.update(proof.summarize(run, steps, result["nvidia_smi_peak_mib"]))
-        result.update(proof.rollout_figures(result["entrypoint"], result))
+        result["steady_seconds"] = proof.step_spread(steps, result["steady_steps"])
+        if "phase_mfu" not in result:  # a report written without the built model: its shape from build_model.py
+            result.update(proof.mfu_figures(build_model.SIZES[render_jobs.RUNS[name].model], result["timing_s"],
+                                            result["tokens_per_step"], None))
+        result.update(proof.rollout_figures(result["entrypoint"], result, None))
     report["comparison"] = proof.comparisons(report["runs"])
     return report
 

@@ -67,12 +67,13 @@ def test_lora_values_for_every_node_type(tmp_path: Path, capsys):
     assert main(["check", *map(str, sorted(tmp_path.glob("*-lora32.yaml")))]) == 0, capsys.readouterr().out
 
 
-def test_cli_plan_of_a_lora_run_names_what_is_unmeasured(capsys):
+def test_cli_plan_of_a_lora_run_names_its_measurement_and_times_by_a_lora_run(capsys):
     code = main(["plan", "--shape", "h200-141g-x8", "--model", "qwen2.5-7b", "--algorithm", "grpo",
                  "--lora-rank", "32", "--nodes", "1"])
     out = capsys.readouterr().out
     assert code == 0 and "bf16 base and adapters" in out
-    assert "LoRA rank 32, all-linear: 80.7M adapter parameters" in out and "unmeasured for LoRA" in out
+    assert "LoRA rank 32, all-linear: 80.7M adapter parameters" in out and "measured at 7B on one H200" in out
+    assert "from the measured run `lora-7b-grpo`" in out  # a LoRA update's seconds, not a full fine-tune's
 
 
 def test_a_model_without_adapter_figures_cannot_be_sized_for_lora(tmp_path: Path, capsys):

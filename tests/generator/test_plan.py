@@ -75,6 +75,8 @@ def test_a_measured_entry_holds_its_results_json_figures(run):
     manager = "+actor_rollout_ref.rollout.agent.agent_loop_manager_class=verl_ppo_plugins.FinalOutputAgentLoopManager"
     assert (manager in words) == settings.final_output_only
     assert expected <= words, expected - words
+    lora = [word for word in words if word.startswith("actor_rollout_ref.model.lora_rank=")]
+    assert (int(lora[0].split("=", 1)[1]) if lora else 0) == run.lora_rank
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda run: run.name)
