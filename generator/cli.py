@@ -15,7 +15,7 @@ import yaml
 
 from generator import paths
 from generator.algorithms import Algorithm, algorithms
-from generator.catalog import DEFAULT_MODEL, Catalog, GpuShape, load_catalog
+from generator.catalog import DEFAULT_MODEL, Catalog, GpuShape, ModelProfile, load_catalog
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.docstables import doc_tables
@@ -23,7 +23,7 @@ from generator.helm import HelmInputs, HelmMissing
 from generator.measurements import measured_runs
 from generator.plan import inputs_for, measured_plans, plan
 from generator.planwork import PlanInputs
-from generator.planfixes import fixes
+from generator.planfixes import fixes, overflow_lines
 from generator.planreport import model_error, plan_text
 from generator.render import (lora_version_for, platform_overlays, render_shape, run_for, sized_shapes,
                               values_file_name, verl_version_for, write)
@@ -101,14 +101,50 @@ def lora_rank(text: str) -> int:
     return value
 
 
+def rendered_inputs(shape: GpuShape, model: ModelProfile, algorithm: Algorithm, run: RunShape) -> PlanInputs:
+    """The plan of what `render` writes for the node type and the run, rows at their full length."""
+    return PlanInputs(shape, model, algorithm, run, size(shape, model, run), run.nodes * shape.gpus_per_node,
+                      run.sequence_length)
+
+
 def rollout_pool_for(args: argparse.Namespace, catalog: Catalog, shape: GpuShape, run: RunShape,
                      algorithm: Algorithm) -> tuple[RolloutPool, str]:
     """The rollout pool of --rollout-shape beside the training node type, balanced on the measured runs, and the line
     that states the balance."""
-    inputs = PlanInputs(shape, catalog.models[args.model], algorithm, run, size(shape, catalog.models[args.model], run),
-                        run.nodes * shape.gpus_per_node, run.sequence_length)
+    inputs = rendered_inputs(shape, catalog.models[args.model], algorithm, run)
     pool = balanced_pool(inputs, catalog.shapes[args.rollout_shape], measured_plans(load_catalog(), measured_runs()))
     return pool, pool.summary(inputs)
+
+
+# A LoRA rank the plan tries where a whole model does not fit (the rank of the 7B run measured on one H200).
+SUGGESTED_LORA_RANK = 32
+
+
+def overflow_problem(args: argparse.Namespace, shape: GpuShape, model: ModelProfile, algorithm: Algorithm,
+                     run: RunShape) -> str:
+    """Why the values of this node type would run out of GPU memory by the plan (`generator plan`): the phases that
+    overflow and what fits instead, each as render or Helm takes it; "" where every phase fits."""
+    inputs = rendered_inputs(shape, model, algorithm, run)
+    if plan(inputs).fits:
+        return ""
+    found = [f"{fix.change}: peak {fix.peak_gib:.1f} GiB ({fix.peak_phase})" for fix in
+             fixes(inputs, lambda nodes: rendered_inputs(shape, model, algorithm, replace(run, nodes=nodes)))]
+    if not run.lora_rank and model.adapter_params_per_rank:
+        version = lora_version_for(run.verl_version, SUGGESTED_LORA_RANK)
+        lora = plan(rendered_inputs(shape, model, algorithm, replace(run, lora_rank=SUGGESTED_LORA_RANK,
+                                                                      verl_version=version)))
+        if lora.fits:
+            found.append(f"--lora-rank {SUGGESTED_LORA_RANK} (the adapters train, the base stays frozen: "
+                         f"docs/algorithms.md): peak {lora.peak.gpu_gib:.1f} GiB ({lora.peak.name})")
+    planned = (f"python -m generator plan --shape {shape.name} --model {model.name} --algorithm {algorithm.name} "
+               f"--nodes {run.nodes}" + (f" --lora-rank {run.lora_rank}" if run.lora_rank else "")
+               + (f" --catalog {args.catalog}" if args.catalog != paths.CATALOG else ""))
+    return "\n".join([f"{shape.name}: {model.name} ({algorithm.name}) would run out of GPU memory, so nothing is "
+                      f"written for it: {'; '.join(overflow_lines(inputs))} ({planned} shows every phase)",
+                      *(["  what fits instead, each alone:"] + [f"  - {line}" for line in found] if found else
+                        ["  no single change fits: a GPU with more memory, or a smaller model"]),
+                      "  or --ignore-plan writes it anyway (the plan's peaks were within 20% of the measured ones: "
+                      "docs/sizing.md)"])
 
 
 def rollout_shape_problem(args: argparse.Namespace, catalog: Catalog, algorithm: Algorithm) -> str:
@@ -130,7 +166,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     model = catalog.models[args.model]
     algorithm = algorithms()[args.algorithm]
     names = args.shape or list(catalog.shapes)
-    outputs, summaries = {}, []
+    outputs, summaries, refused = {}, [], 0
     problem = rollout_shape_problem(args, catalog, algorithm) if args.rollout_shape else ""
     if problem:
         print(f"render: {problem}", file=sys.stderr)
@@ -152,6 +188,11 @@ def cmd_render(args: argparse.Namespace) -> int:
         except ValueError as error:  # a model the catalog cannot size LoRA for, a pool that cannot hold a replica
             print(f"render: {error}", file=sys.stderr)
             return 2
+        overflow = "" if args.ignore_plan else overflow_problem(args, shape, model, algorithm, run)
+        if overflow:  # the other node types are still written
+            print(f"render: {overflow}", file=sys.stderr)
+            refused += 1
+            continue
         outputs[args.output / values_file_name(shape, algorithm, args.lora_rank, pool.shape if pool else None)] = text
         summaries += [f"{shape.name}: {summary}"] if summary else []
     if args.output.resolve() != paths.VALUES_DIR.resolve():
@@ -162,7 +203,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
     for summary in summaries:
         print(summary)
-    return 0
+    return 2 if refused else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -291,6 +332,9 @@ def parser() -> argparse.ArgumentParser:
                         help="the catalog's node type of a rollout pool (veRL 0.9.1's separate_async): the pool's "
                         "replicas sized for its GPU, its nodes balanced against training from the measured rates; "
                         "values <shape>[...]-rollout-<SHAPE>.yaml")
+    render.add_argument("--ignore-plan", action="store_true",
+                        help="write values the plan says would run out of GPU memory (by default render names the "
+                        "phase that overflows and what fits instead, writes nothing for that node type, exits 2)")
     render.add_argument("--output", type=Path, default=paths.VALUES_DIR)
     render.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     render.set_defaults(func=cmd_render)

@@ -517,6 +517,29 @@ def test_cli_render_names_an_unknown_shape_and_writes_nothing(tmp_path: Path, ca
     assert not list(tmp_path.rglob("*.yaml"))
 
 
+def test_cli_render_writes_no_values_the_plan_says_overflow_and_names_what_fits(tmp_path: Path, capsys):
+    """A whole 7B model on one H200: the actor's update (fp32 weights, grads, Adam onloaded for the step) overflows
+    even with both offloads, so render writes nothing for it, exits 2 and names the plan's fixes, LoRA among them;
+    --ignore-plan writes it as sized."""
+    one = dataclasses.replace(CATALOG.shapes["h200-141g-x8"], name="h200-141g-x1", gpus_per_node=1)
+    catalog = tmp_path / "catalog.yaml"
+    document = yaml.safe_load(paths.CATALOG.read_text())
+    eight = next(shape for shape in document["shapes"] if shape["name"] == "h200-141g-x8")
+    document["shapes"] = [{**eight, "name": one.name, "gpusPerNode": 1}]
+    catalog.write_text(yaml.safe_dump(document))
+    args = ["render", one.name, "--model", "qwen2.5-7b", "--algorithm", "grpo", "--catalog", str(catalog)]
+    assert main([*args, "--output", str(tmp_path / "refused")]) == 2
+    err = capsys.readouterr().err
+    assert "render: h200-141g-x1: qwen2.5-7b (grpo) would run out of GPU memory, so nothing is written" in err
+    assert re.search(r"update_actor overflows: [\d.]+ GiB against the GPU's 141 GiB", err)
+    assert "more GPUs: --nodes 2" in err and "--lora-rank 32 (the adapters train" in err
+    assert f"--catalog {catalog}" in err  # the plan command it names plans the same node type
+    assert not list((tmp_path / "refused").glob("*.yaml"))
+    assert main([*args, "--output", str(tmp_path / "forced"), "--ignore-plan"]) == 0
+    job = yaml.safe_load((tmp_path / "forced" / "h200-141g-x1-grpo.yaml").read_text())["ppo-job"]
+    assert (job["actor"]["paramOffload"], job["actor"]["optimizerOffload"]) == (True, True)
+
+
 def test_cli_render_takes_the_resource_share_and_the_responses(tmp_path: Path, capsys):
     shape = CATALOG.shapes["a10-24g-x4"]
     assert main(["render", shape.name, "--algorithm", "grpo", "--responses-per-prompt", "8", "--resource-share", "0.5",
