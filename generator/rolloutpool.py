@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from generator.catalog import GpuShape, ModelProfile
 from generator.memory import pool_replica_gib, pool_rollout_memory_fraction, rollout_gpu_bytes
-from generator.plantime import Measured, step_time
+from generator.plantime import Measured, StepTime, step_time
 from generator.planwork import PlanInputs
 from generator.sizing import pod_resources
 
@@ -86,6 +86,11 @@ def pool_inputs(training: PlanInputs, shape: GpuShape, nodes: int, tp: int, frac
     return replace(training, shape=shape, sizing=sizing, gpus=nodes * shape.gpus_per_node)
 
 
+def _gen_seconds(timed: StepTime) -> float:
+    """The seconds of a step's generation phase."""
+    return sum(phase.seconds for phase in timed.phases if phase.name == "gen")
+
+
 def balanced_pool(training: PlanInputs, shape: GpuShape, measured: Measured) -> RolloutPool:
     """The fewest pool nodes whose predicted generation of a step's batch takes no longer than the training group's
     phases of that step (the two overlap in separate_async: a step takes the longer); where no size gets there, the
@@ -93,20 +98,19 @@ def balanced_pool(training: PlanInputs, shape: GpuShape, measured: Measured) -> 
     tp = pool_tensor_parallel(shape, training.model, training)
     fraction = pool_rollout_memory_fraction(shape.gpu_memory_gib)
     trained = step_time(training, measured)
-    train_seconds = trained.seconds - sum(phase.seconds for phase in trained.phases if phase.name == "gen")
+    train_seconds = trained.seconds - _gen_seconds(trained)
 
     def gen_seconds(nodes: int) -> float:
-        timed = step_time(pool_inputs(training, shape, nodes, tp, fraction), measured)
-        return sum(phase.seconds for phase in timed.phases if phase.name == "gen")
+        return _gen_seconds(step_time(pool_inputs(training, shape, nodes, tp, fraction), measured))
 
     nodes, gen = 1, gen_seconds(1)
     reason = "generation keeps up with training on one node"
     while gen > train_seconds:
-        if nodes == MAX_POOL_NODES or gen_seconds(nodes + 1) >= gen:
+        more = gen_seconds(nodes + 1) if nodes < MAX_POOL_NODES else gen
+        if more >= gen:
             reason = "more nodes generate no faster (a replica's decode step is launch-bound): training waits"
             break
-        nodes += 1
-        gen = gen_seconds(nodes)
+        nodes, gen = nodes + 1, more
         reason = "the fewest nodes whose generation keeps up with training"
     cpu, memory = pod_resources(shape, training.run.resource_share)
     reference = trained.reference.name if trained.reference else "none"
