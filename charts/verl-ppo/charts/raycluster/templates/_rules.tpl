@@ -72,7 +72,8 @@
 {{- define "raycluster.rules.gracePeriodRemoved" -}}
 {{- if not (hasKey .Values "terminationGracePeriodSeconds") -}}
 {{- $problem := "removes the Ray pods' grace period (Helm drops a null key): they would be killed at once, without Ray's drain" -}}
-{{- $fix := "--set raycluster.terminationGracePeriodSeconds=45 (20 to 3600 seconds), or leave the key out for the chart's default" -}}
+{{- /* The default and the bounds are values.yaml's and the schema's, named there only. */}}
+{{- $fix := "leave the key out for the chart's default, or --set raycluster.terminationGracePeriodSeconds=<whole seconds within the schema's bounds>" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "raycluster.terminationGracePeriodSeconds" "value" "null" "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
