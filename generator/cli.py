@@ -313,7 +313,8 @@ def parser() -> argparse.ArgumentParser:
                          "full length, the most a token budget's micro batch can hold)")
     planned.add_argument("--catalog", type=Path, default=paths.CATALOG, help="catalog file (e.g. from discover)")
     planned.add_argument("--lora-rank", type=lora_rank, default=0,
-                         help="the actor's LoRA rank (0: the whole model trains)")
+                         help="LoRA rank of the actor, and of the critic where the algorithm trains one (0: the whole "
+                         "models train)")
     planned.set_defaults(func=cmd_plan)
 
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
@@ -327,7 +328,8 @@ def parser() -> argparse.ArgumentParser:
     render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
                         help="share of allocatable CPU/memory per pod")
     render.add_argument("--lora-rank", type=lora_rank, default=0,
-                        help="the actor's LoRA rank: values <shape>[-<algorithm>]-lora<rank>.yaml (0: full fine-tune)")
+                        help="LoRA rank of the actor, and of the critic where the algorithm trains one: values "
+                        "<shape>[-<algorithm>]-lora<rank>.yaml (0: full fine-tune)")
     render.add_argument("--rollout-shape", metavar="SHAPE",
                         help="the catalog's node type of a rollout pool (veRL 0.9.1's separate_async): the pool's "
                         "replicas sized for its GPU, its nodes balanced against training from the measured rates; "

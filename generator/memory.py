@@ -154,9 +154,10 @@ class TrainedStates:
 
 
 def trained_states(inputs: PlanInputs, name: str) -> TrainedStates:
-    """The actor's with LoRA (its rank in the run); the critic trains whole (the sizing renders no critic LoRA)."""
+    """The actor's, or the critic's: with LoRA (the run's rank, which the sizing renders for both; the critic's value
+    head, a vector of the hidden size, trains whole and is left out) the frozen base and the adapters' states."""
     per_gpu = inputs.params_per_gpu
-    if name == "actor" and inputs.run.lora_rank:
+    if inputs.run.lora_rank:
         adapters = adapter_params(inputs.model, inputs.run.lora_rank) / inputs.gpus
         return TrainedStates(per_gpu * LORA_BASE_BYTES_PER_PARAM + adapters * LORA_ADAPTER_BYTES_PER_PARAM,
                              adapters * LORA_GRADIENT_BYTES_PER_PARAM, adapters * LORA_ADAM_BYTES_PER_PARAM,
@@ -250,7 +251,7 @@ def resident(inputs: PlanInputs) -> list[Part]:
 
 
 def _lora_label(inputs: PlanInputs, model: str) -> str:
-    return " (bf16 base and adapters)" if model == "actor" and inputs.run.lora_rank else ""
+    return " (bf16 base and adapters)" if inputs.run.lora_rank else ""
 
 
 def engine_parts(inputs: PlanInputs) -> tuple[tuple[Part, ...], tuple[str, ...], tuple[str, ...]]:

@@ -71,10 +71,12 @@ def lora_lines(inputs: PlanInputs) -> list[str]:
     adapters = adapter_params(inputs.model, rank)
     share = adapters / 1e9 / inputs.model.params_billion
     return [f"LoRA rank {rank}, all-linear: {adapters / 1e6:,.1f}M adapter parameters ({share:.1%} of the model) "
-            "trained over a frozen bf16 base; the reference is the actor with its adapters off",
+            "trained over a frozen bf16 base" + (", the critic's alike" if inputs.run.critic else "")
+            + "; the reference is the actor with its adapters off",
             "  measured at 7B on one H200 (the measured run lora-7b-grpo, docs/sizing.md's Plan table): the bf16 base "
             "and adapters as planned, the training peak below the plan (the activations, taken as a full fine-tune's, "
-            "err high); unmeasured apart: vLLM's adapter slot, the adapters' optimizer states"]
+            "err high); unmeasured apart: vLLM's adapter slot, the adapters' optimizer states"
+            + (", the critic's adapters (planned as the actor's)" if inputs.run.critic else "")]
 
 
 def plan_text(planned: Plan, fixes: tuple[Fix, ...], nodes: int, verl_version: str, full_rows: bool,

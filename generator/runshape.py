@@ -51,7 +51,8 @@ class RunShape:
     max_response_length: int = field(default_factory=lambda: guide_run().max_response_length)
     resource_share: float = RESOURCE_SHARE
     verl_version: str = ""  # the version the values run; token budgets only where it has them measured
-    lora_rank: int = 0  # the actor's LoRA rank (all-linear adapters on a frozen bf16 base); 0: the whole model trains
+    lora_rank: int = 0  # LoRA rank of the actor and of the critic where one trains (all-linear adapters on a frozen
+    # bf16 base); 0: the whole models train
     rollout_on_pool: bool = False  # separate_async: the rollout on a pool of its own, no engine on the training GPUs
 
     @property

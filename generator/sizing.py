@@ -90,9 +90,10 @@ def critic_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, off
 
 
 def lora_free_share(shape: GpuShape, model: ModelProfile, total_gpus: int, offloads: tuple[bool, bool]) -> float:
-    """With LoRA the actor keeps its frozen bf16 base (2 bytes a parameter) where it kept its full training states: the
-    difference of its shard is room the rollout's KV cache may take, in whole steps of 0.05 (the adapters' own states,
-    about 1% of the parameters at rank 32, stay in the margin)."""
+    """With LoRA a trained model (the actor, and the critic where there is one) keeps its frozen bf16 base (2 bytes a
+    parameter) where it kept its full training states: the difference of its shard is room the rollout's KV cache may
+    take, in whole steps of 0.05 (the adapters' own states, about 1% of the parameters at rank 32, stay in the
+    margin)."""
     param_offload, _ = offloads
     freed = on_gpu_bytes_per_param(*offloads) - (0 if param_offload else LORA_BASE_BYTES_PER_PARAM)
     shard_gib = model.params_billion * 1e9 * max(0, freed) / total_gpus / 2**30
@@ -279,8 +280,8 @@ def size(shape: GpuShape, model: ModelProfile, run: RunShape) -> Sizing:
     for param_offload, optimizer_offload in OFFLOAD_CHOICES:
         offloads = (param_offload, optimizer_offload)
         room = 0.0 if run.critic else critic_free_share(shape, model, total_gpus, offloads)
-        if run.lora_rank:
-            room += lora_free_share(shape, model, total_gpus, offloads)
+        if run.lora_rank:  # the actor's, and the critic's where it trains one (its adapters at the same rank)
+            room += lora_free_share(shape, model, total_gpus, offloads) * (2 if run.critic else 1)
         fixed = Sizing(
             train_batch_size=run.train_batch_size,
             ppo_mini_batch_size=run.ppo_mini_batch_size,

@@ -56,30 +56,32 @@ def test_lora_frees_a_whole_7b_run_on_one_h200_from_offload_and_gives_the_rollou
 
 
 def test_lora_values_for_every_node_type(tmp_path: Path, capsys):
-    """`python -m generator render --model qwen2.5-7b --algorithm grpo --lora-rank 32`: one file per node type, on a
-    veRL with LoRA."""
-    assert main(["render", "--model", "qwen2.5-7b", "--algorithm", "grpo", "--lora-rank", "32",
-                 "--output", str(tmp_path)]) == 0
+    """`python -m generator render --model qwen2.5-7b --lora-rank 32`: one file per node type, on a veRL with LoRA;
+    PPO's critic, a copy of the model too, gets adapters at the same rank (whole, its update would not fit 24-GiB
+    GPUs)."""
+    assert main(["render", "--model", "qwen2.5-7b", "--lora-rank", "32", "--output", str(tmp_path)]) == 0
     for shape in CATALOG.shapes.values():
-        job = yaml.safe_load((tmp_path / f"{shape.name}-grpo-lora32.yaml").read_text())["ppo-job"]
+        job = yaml.safe_load((tmp_path / f"{shape.name}-lora32.yaml").read_text())["ppo-job"]
         assert job["model"]["lora"] == {"rank": 32, "alpha": 32, "targetModules": "all-linear",
                                         **({"layeredSummon": True} if shape.gpu_memory_gib < 48 else {})}
+        assert job["critic"]["lora"] == {"rank": 32, "alpha": 32, "targetModules": "all-linear"}
         assert job["verlVersion"] == "0.9.1" and job["model"]["path"] == SEVEN_B.path
     capsys.readouterr()
     assert main(["check", *map(str, sorted(tmp_path.glob("*-lora32.yaml")))]) == 0, capsys.readouterr().out
+    assert main(["render", "--model", "qwen2.5-7b", "--algorithm", "grpo", "--lora-rank", "32",
+                 "--output", str(tmp_path)]) == 0
+    assert "critic" not in yaml.safe_load((tmp_path / "a10-24g-x4-grpo-lora32.yaml").read_text())["ppo-job"]
 
 
-def test_ppo_with_lora_at_7b_is_not_written_where_its_whole_critic_overflows(tmp_path: Path, capsys):
-    """PPO's critic trains the whole 7B model: on 24-GiB GPUs its update would run out of memory, so render names it,
-    writes the other node types and exits 2."""
-    assert main(["render", "--model", "qwen2.5-7b", "--lora-rank", "32", "--output", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    written = {path.name for path in tmp_path.glob("*-lora32.yaml")}
-    small = {name for name, shape in CATALOG.shapes.items() if shape.gpu_memory_gib <= 24}
-    assert small and written == {f"{name}-lora32.yaml" for name in CATALOG.shapes if name not in small}
-    for name in small:
-        assert f"render: {name}: qwen2.5-7b (ppo) would run out of GPU memory" in err
-    assert "update_critic overflows" in err and "more GPUs: --nodes" in err and "--ignore-plan" in err
+def test_the_critics_adapters_are_planned_as_the_actors(capsys):
+    """A PPO plan with LoRA holds the critic's frozen bf16 base and its adapters' states, not a whole critic's."""
+    lora, full = (plan(inputs_for(CATALOG, CATALOG.shapes["a10-24g-x4"], SEVEN_B, algorithms()["ppo"], 1,
+                                  lora_rank=rank)) for rank in (32, 0))
+    update = next(phase for phase in lora.phases if phase.name == "update_critic")
+    labels = [part.label for part in update.training]
+    assert "critic weights (bf16 base and adapters) (from CPU)" in labels and lora.fits and not full.fits
+    assert main(["plan", "--shape", "a10-24g-x4", "--model", "qwen2.5-7b", "--lora-rank", "32"]) == 0
+    assert "the critic's alike" in capsys.readouterr().out
 
 
 def test_cli_plan_of_a_lora_run_names_its_measurement_and_times_by_a_lora_run(capsys):
