@@ -48,6 +48,7 @@ class ModelProfile:
     params_billion: float
     # LoRA parameters per unit of rank, all-linear (inputs + outputs over the decoder's linear layers); 0: unknown.
     adapter_params_per_rank: int = 0
+    hub_id: str = ""  # its repository at the hub (ppo-job.prepare.model.id); "": not known, the values name none
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def load_catalog(path: Path = paths.CATALOG) -> Catalog:
     }
     models = {
         entry["name"]: ModelProfile(entry["name"], entry["path"], entry["paramsBillion"],
-                                    entry.get("adapterParamsPerRank", 0))
+                                    entry.get("adapterParamsPerRank", 0), entry.get("hubId", ""))
         for entry in data["models"]
     }
     release = data["verl"]

@@ -134,7 +134,9 @@ def discover(nodes: list[Any], known: Catalog, gpu_memory_gib: dict[str, float])
     if not groups:
         raise DiscoveryError(f"no node offers {GPU_RESOURCE}")
     shapes = [shape_entry(key, members, known, gpu_memory_gib) for key, members in groups.items()]
-    models = [{"name": m.name, "path": m.path, "paramsBillion": m.params_billion} for m in known.models.values()]
+    models = [{"name": m.name, "path": m.path, "paramsBillion": m.params_billion,
+               **({"adapterParamsPerRank": m.adapter_params_per_rank} if m.adapter_params_per_rank else {}),
+               **({"hubId": m.hub_id} if m.hub_id else {})} for m in known.models.values()]
     release = {"version": known.verl.version,
                "image": {"repository": known.verl.image_repository, "tag": known.verl.image_tag}}
     document = {"verl": release, "shapes": shapes, "models": models}

@@ -46,7 +46,7 @@ def test_a_node_contributes_its_type_gpus_allocatable_and_lasting_taints():
     assert (bare.gpus, bare.rdma, bare.taints) == (0, False, ())
 
 
-def test_a_node_type_becomes_one_entry_sized_by_its_smallest_node():
+def test_a_node_type_becomes_one_entry_sized_by_its_smallest_node(tmp_path):
     nodes = [gpu_node("b-1", cpu="190", memory="2000Gi",
                       taints=[("nvidia.com/gpu", None, "NoSchedule"), ("pool", "a", "NoSchedule")]),
              gpu_node("b-0", cpu="187500m", memory="1900Gi",
@@ -66,6 +66,10 @@ def test_a_node_type_becomes_one_entry_sized_by_its_smallest_node():
     assert "from 2 node(s) through the Kubernetes API: b-0, b-1." in entry["source"]
     assert "GPU memory from the catalog entry with the same label" in entry["source"]
     assert [m["name"] for m in document["models"]] == list(CATALOG.models)
+    # Everything render reads of a model: a discovered catalog sizes LoRA and names the hub's model as the catalog does.
+    written = tmp_path / "catalog.yaml"
+    written.write_text(yaml.safe_dump(document))
+    assert load_catalog(written).models == CATALOG.models
 
 
 def test_an_unknown_type_takes_its_name_from_the_label_and_memory_from_the_option():

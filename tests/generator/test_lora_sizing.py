@@ -65,6 +65,7 @@ def test_lora_values_for_every_node_type(tmp_path: Path, capsys):
         assert job["model"]["lora"] == {"rank": 32, "alpha": 32, "targetModules": "all-linear",
                                         **({"layeredSummon": True} if shape.gpu_memory_gib < 48 else {})}
         assert job["critic"]["lora"] == {"rank": 32, "alpha": 32, "targetModules": "all-linear"}
+        assert job["prepare"] == {"model": {"id": "Qwen/Qwen2.5-7B-Instruct"}}  # what prepare fetches into the path
         assert job["verlVersion"] == "0.9.1" and job["model"]["path"] == SEVEN_B.path
     capsys.readouterr()
     assert main(["check", *map(str, sorted(tmp_path.glob("*-lora32.yaml")))]) == 0, capsys.readouterr().out
