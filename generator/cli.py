@@ -19,6 +19,7 @@ from generator.catalog import DEFAULT_MODEL, Catalog, GpuShape, ModelProfile, lo
 from generator.check import check
 from generator.discover import DiscoveryError, discover, read_nodes
 from generator.docstables import doc_tables
+from generator.examples import example_overlays
 from generator.helm import HelmInputs, HelmMissing
 from generator.measurements import measured_runs
 from generator.plan import inputs_for, measured_plans, plan
@@ -280,7 +281,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    return write_or_check({**readmes(), **doc_tables()}, args.check, "python -m generator docs")
+    return write_or_check({**readmes(), **doc_tables(), **example_overlays()}, args.check, "python -m generator docs")
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
