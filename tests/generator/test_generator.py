@@ -754,3 +754,13 @@ def test_the_image_table_gives_the_chart_and_the_catalog_images_their_veRL():
     catalog = load_catalog().verl
     assert verls[f"{catalog.image_repository}:{catalog.image_tag}"] == catalog.version
     assert set(verls.values()) <= set(version_names())
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly():
+    """`python -m generator shapes | head -1`: the closed pipe ends it without a Python traceback."""
+    shapes = subprocess.Popen([sys.executable, "-m", "generator", "shapes"], cwd=paths.ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    assert shapes.stdout is not None and shapes.stdout.readline().startswith(b"shape")
+    shapes.stdout.close()
+    _, err = shapes.communicate(timeout=60)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err
