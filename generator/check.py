@@ -1,6 +1,6 @@
 """`generator check`: values against the values schema (schemas/values.schema.yaml, with its fix sentences),
 then the chart's cross-field rules through Helm, then what only Python can know (extraArgs against veRL's
-own config).
+own config; where all that passes, whether the run fits its GPUs by the plan: generator/valuesplan.py).
 
 No rule is written here: the chart's rulebook (verl-ppo-lib's _rules.tpl and each component's
 _rules.tpl) is the only one, and Helm merges the values, so this and `helm template` always agree. Helm
@@ -17,9 +17,13 @@ from typing import Any
 import yaml
 
 from generator import paths, schemafindings, verlconfig
+from generator.catalog import load_catalog
 from generator.finding import Finding
+from generator.measurements import measured_runs
+from generator.planreport import model_error
 from generator.schema import values_schema
 from generator.helm import HelmInputs, merged_values, template
+from generator.valuesplan import memory_findings
 
 # One broken rule as the rulebook prints it: "  - <field>=<value>: <why>. Fix: <how>".
 _RULE_LINE = re.compile(r"^  - (?P<field>[^=]+)=(?P<value>.*?): (?P<problem>.*)\. Fix: (?P<fix>.*)$")
@@ -106,5 +110,10 @@ def check(chart: Path, inputs: HelmInputs) -> Verdict:
         findings, notes = verl_config_findings(job)
         named = {finding.field for finding in verdict.findings}  # the rulebook's word on an item comes first
         verdict.findings += [finding for finding in findings if finding.field not in named]
+        verdict.notes += notes
+    if not verdict.findings:  # values the chart and veRL take: would the run fit its GPUs?
+        catalog = load_catalog()
+        findings, notes = memory_findings(values, catalog, model_error(catalog, measured_runs()))
+        verdict.findings += findings
         verdict.notes += notes
     return verdict
