@@ -113,7 +113,10 @@ def check(chart: Path, inputs: HelmInputs) -> Verdict:
         verdict.notes += notes
     if not verdict.findings:  # values the chart and veRL take: would the run fit its GPUs?
         catalog = load_catalog()
-        findings, notes = memory_findings(values, catalog, model_error(catalog, measured_runs()))
+        try:
+            findings, notes = memory_findings(values, catalog, model_error(catalog, measured_runs()))
+        except (ValueError, ArithmeticError) as beyond:  # values the plan has no figure for: no verdict, not a crash
+            findings, notes = [], [f"the plan of these values was not made: {beyond}"]
         verdict.findings += findings
         verdict.notes += notes
     return verdict
