@@ -115,7 +115,8 @@ def check(chart: Path, inputs: HelmInputs) -> Verdict:
         catalog = load_catalog()
         try:
             findings, notes = memory_findings(values, catalog, model_error(catalog, measured_runs()))
-        except (ValueError, ArithmeticError) as beyond:  # values the plan has no figure for: no verdict, not a crash
+        # Values the plan has no figure for: no verdict, not a crash.
+        except (ValueError, ArithmeticError, KeyError, TypeError) as beyond:
             findings, notes = [], [f"the plan of these values was not made: {beyond}"]
         verdict.findings += findings
         verdict.notes += notes

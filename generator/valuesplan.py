@@ -29,6 +29,9 @@ def unplanned_reason(values: dict[str, Any], catalog: Catalog) -> str:
     job = values.get("ppo-job") or {}
     if not job.get("enabled", True):
         return "no ppo-job"
+    if _get(values, "raycluster.gpuShape.gpuMemoryGiB") is None or None in (
+            _get(values, "global.gpu.perNode"), _get(values, "global.gpu.nodes")):
+        return "no GPU node type (raycluster.gpuShape) or GPU count (global.gpu)"
     path = _get(job, "model.path")
     if path not in {model.path for model in catalog.models.values()}:
         return f"model.path {path} is none of the catalog's models"
