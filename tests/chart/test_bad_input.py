@@ -1034,6 +1034,17 @@ CASES = [
            layer="schema")
       for name, repository in [("upper-case", "VERLAI/VERL"), ("upper-case-path", "registry.example.com/Team/verl"),
                                ("upper-case-without-a-registry", "Verlai/verl")]],
+    # The third adversary round: an engine the chart's FSDP config (ppo_trainer) lacks fails as the workers start
+    # (0.9.1 reads actor.megatron, which that config has not; 0.3 and 0.4 raise NotImplementedError or assert).
+    *[Case(f"extra-arg-strategy-{name}",
+           {"global": {"image": image_values(version)}} | job(verlVersion=version, extraArgs=[arg]),
+           "ppo-job.extraArgs[0]", value=arg, mentions=[fix])
+      for name, version, arg, fix in [
+          ("actor-megatron", "0.9.1", "actor_rollout_ref.actor.strategy=megatron", "actor.strategy=fsdp2"),
+          ("critic-quoted-megatron", "0.9.1", "critic.strategy='megatron'", "critic.strategy=fsdp2"),
+          ("ref-veomni", "0.9.1", "actor_rollout_ref.ref.strategy=veomni", "ref.strategy=fsdp2"),
+          ("critic-empty", "0.9.1", "critic.strategy=", "critic.strategy=fsdp2"),
+          ("fsdp2-on-verl-0-3", "0.3.0.post1", "critic.strategy=fsdp2", "critic.strategy=fsdp")]],
 ]
 
 
@@ -1214,6 +1225,9 @@ ACCEPTED = [
                                                                         "tag": "v1"}}}),
     Accepted("replay-buffer-polled-at-its-edges", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", trainer={"rolloutPollSeconds": 0.01})),
+    Accepted("fsdp-engines-in-extra-args", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", extraArgs=["actor_rollout_ref.actor.strategy=fsdp2", "critic.strategy='fsdp'",
+                                        "actor_rollout_ref.ref.strategy=${actor_rollout_ref.actor.strategy}"])),
 ]
 
 

@@ -56,6 +56,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.loraRollout" . -}}
 {{- include "ppo-job.rules.loraVllmRank" . -}}
 {{- include "ppo-job.rules.loraActorStrategy" . -}}
+{{- include "ppo-job.rules.fsdpStrategy" . -}}
 {{- include "ppo-job.rules.criticLoraUnused" . -}}
 {{- include "ppo-job.rules.criticModelUnused" . -}}
 {{- include "ppo-job.rules.runtimeEnvOwned" . -}}
@@ -868,6 +869,22 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $fix := "remove it from ppo-job.extraArgs (docs/sizing.md, the 7B LoRA run)" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The chart composes veRL's FSDP config (ppo_trainer): an engine it lacks (megatron, ...) would read sections that
+     config has not, and fail as the workers start (files/verl-versions.yaml fsdpStrategies). */}}
+{{- define "ppo-job.rules.fsdpStrategy" -}}
+{{- $strategies := (include "ppo-job.verlFacts" . | fromJson).fsdpStrategies | default list -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- $found := regexFindAll "^(actor_rollout_ref\\.(actor|ref)|critic)\\.strategy=" $arg 1 -}}
+{{- $value := trimPrefix (first ($found | default (list ""))) $arg | trim | trimAll "'\"" -}}
+{{- if and $strategies $found (not (has $value $strategies)) (not (hasPrefix "${" $value)) -}}
+{{- $problem := printf "is not an engine of veRL %s's FSDP config, which the chart composes (it takes %s)"
+  (toString $.Values.verlVersion) (join ", " $strategies) -}}
+{{- $fix := printf "write %s%s, or remove it from ppo-job.extraArgs" (first $found) (last $strategies) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
