@@ -975,7 +975,16 @@ CASES = [
           ("parameter-sync-step", pool(OWN_NODES, trainer={"separateAsync": {"parameterSyncStep": None}}),
            "ppo-job.trainer.separateAsync.parameterSyncStep"),
           ("rollout-pool-nodes", pool(OWN_NODES, nodes=None), "global.rolloutPool.nodes"),
-          ("rollout-pool-group-name", pool(OWN_NODES | {"groupName": None}), "raycluster.rolloutPool.groupName")]],
+          ("rollout-pool-group-name", pool(OWN_NODES | {"groupName": None}), "raycluster.rolloutPool.groupName"),
+          # The third adversary round: each rendered <nil> or 0 into veRL's command, or <nil> into its checkpoint path.
+          *[(f"{section}-{key}", job(**{section: {key: None}}), f"ppo-job.{section}.{key}")
+            for section, key in [("actor", "lr"), ("actor", "ppoMicroBatchSizePerGpu"), ("critic", "lr"),
+                                 ("critic", "ppoMicroBatchSizePerGpu"), ("rollout", "gpuMemoryUtilization"),
+                                 ("rollout", "logProbMicroBatchSizePerGpu"), ("rollout", "name"),
+                                 ("rollout", "tensorModelParallelSize"), ("ref", "logProbMicroBatchSizePerGpu"),
+                                 ("algorithm", "klCoef"), ("trainer", "logger"), ("trainer", "projectName"),
+                                 ("trainer", "experimentName"), ("trainer", "saveFreq"), ("trainer", "testFreq"),
+                                 ("trainer", "totalEpochs"), ("trainer", "resumeMode"), ("trainer", "mode")]]]],
     # LoRA: the critic's dropped by a critic-free algorithm; excluded modules that leave nothing to adapt.
     *[Case(f"critic-lora-for-{name}", job(algorithm={"name": name}, critic={"lora": {"rank": 8}}),
            "ppo-job.critic.lora.rank", mentions=["algorithm.name=ppo", "ppo-job.model.lora"])
