@@ -292,6 +292,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Each FILE is checked over the chart's defaults; with --together, all files as one `-f` stack."""
+    if not (args.chart / "Chart.yaml").is_file():
+        raise InputError(f"--chart {args.chart}: no Chart.yaml there; give the verl-ppo chart's folder, e.g. "
+                         f"{paths.CHART.relative_to(paths.ROOT)} (the default)")
     stacks = [args.files] if args.together or not args.files else [[path] for path in args.files]
     failed = 0
     for stack in stacks:

@@ -89,3 +89,12 @@ def test_render_output_that_is_a_file(tmp_path: Path, capsys):
         error = capsys.readouterr().err.strip()
         assert error == f"render: --output {output}: {taken} is a file, not a folder; give a folder (made if missing)"
     assert taken.read_text() == ""
+
+
+@pytest.mark.parametrize("where", ["missing", "not-a-chart"])
+def test_check_names_a_chart_folder_without_a_chart(where: str, tmp_path: Path, capsys):
+    chart = tmp_path / "missing" if where == "missing" else tmp_path
+    assert run(["check", "--chart", str(chart)]) == 2  # was: FileNotFoundError, or a walk of the whole folder
+    error = capsys.readouterr().err.strip()
+    assert error == (f"check: --chart {chart}: no Chart.yaml there; give the verl-ppo chart's folder, e.g. "
+                     "charts/verl-ppo (the default)")
