@@ -1054,6 +1054,14 @@ CASES = [
           ("ref-veomni", "0.9.1", "actor_rollout_ref.ref.strategy=veomni", "ref.strategy=fsdp2"),
           ("critic-empty", "0.9.1", "critic.strategy=", "critic.strategy=fsdp2"),
           ("fsdp2-on-verl-0-3", "0.3.0.post1", "critic.strategy=fsdp2", "critic.strategy=fsdp")]],
+    # veRL 0.9's trainer reads the Megatron engine's nested LoRA rank as LoRA on, on FSDP workers without adapters.
+    *[Case(f"extra-arg-megatron-lora-{name}",
+           {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.9.1", extraArgs=[arg]),
+           "ppo-job.extraArgs[0]", value=arg, mentions=[fix])
+      for name, arg, fix in [("rank", "actor_rollout_ref.model.lora.rank=8", "ppo-job.model.lora.rank="),
+                             ("block", "actor_rollout_ref.model.lora={rank:8}", "ppo-job.model.lora.rank="),
+                             ("critic-adapter", "critic.model.lora.adapter_path=/data/a",
+                              "ppo-job.critic.lora.rank=")]],
 ]
 
 
@@ -1237,6 +1245,9 @@ ACCEPTED = [
     Accepted("fsdp-engines-in-extra-args", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", extraArgs=["actor_rollout_ref.actor.strategy=fsdp2", "critic.strategy='fsdp'",
                                         "actor_rollout_ref.ref.strategy=${actor_rollout_ref.actor.strategy}"])),
+    Accepted("fsdp-lora-merged-for-the-rollout", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8}},
+        extraArgs=["actor_rollout_ref.model.lora.merge=True"])),
 ]
 
 

@@ -57,6 +57,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.loraVllmRank" . -}}
 {{- include "ppo-job.rules.loraActorStrategy" . -}}
 {{- include "ppo-job.rules.fsdpStrategy" . -}}
+{{- include "ppo-job.rules.megatronLora" . -}}
 {{- include "ppo-job.rules.criticLoraUnused" . -}}
 {{- include "ppo-job.rules.criticModelUnused" . -}}
 {{- include "ppo-job.rules.runtimeEnvOwned" . -}}
@@ -884,6 +885,22 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $problem := printf "is not an engine of veRL %s's FSDP config, which the chart composes (it takes %s)"
   (toString $.Values.verlVersion) (join ", " $strategies) -}}
 {{- $fix := printf "write %s%s, or remove it from ppo-job.extraArgs" (first $found) (last $strategies) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* model.lora.* (nested) is the Megatron engine's LoRA; the chart's FSDP workers read lora_rank (ppo-job.model.lora).
+     veRL's trainer still takes a nested rank as LoRA on: the reference would be an actor without adapters (itself),
+     and vLLM would wait for adapters that never come. Its merge switch alone is the FSDP engine's too. */}}
+{{- define "ppo-job.rules.megatronLora" -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- $found := regexFindAll "^(actor_rollout_ref|critic)\\.model\\.lora(\\.(rank|adapter_path))?=" $arg 1 -}}
+{{- if $found -}}
+{{- $values := ternary "ppo-job.critic.lora" "ppo-job.model.lora" (hasPrefix "critic." $arg) -}}
+{{- $problem := cat "sets the Megatron engine's LoRA (nested model.lora), which the chart's FSDP workers do not read:"
+  "a rank there turns veRL's LoRA paths on with no adapters, an adapter path is ignored" -}}
+{{- $fix := printf "remove it from ppo-job.extraArgs; for LoRA: --set %s.rank=<rank, e.g. 32> (and %s.adapterPath)" $values $values -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
