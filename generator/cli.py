@@ -7,10 +7,13 @@ schema, docs, summarize.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+import jsonschema
 import yaml
 
 from generator import paths
@@ -31,15 +34,42 @@ from generator.render import (lora_version_for, platform_overlays, render_shape,
 from generator.schema import chart_schemas
 from generator.rolloutpool import RolloutPool, balanced_pool
 from generator.runshape import RESOURCE_SHARE, RunShape
-from generator.sizing import size
+from generator.sizing import pod_resources, size
 from generator.summary import summarize
 from generator.verlversions import by_version
 from generator.valuesdoc import readmes
 
 
+class InputError(Exception):
+    """A command-line value that cannot be used: the message names the argument, the value and the fix."""
+
+
+def catalog_for(args: argparse.Namespace) -> Catalog:
+    """--catalog read and checked against the catalog schema; InputError naming the file where it is not a catalog."""
+    try:
+        return load_catalog(args.catalog)
+    except OSError as error:
+        problem = error.strerror or str(error)
+    except yaml.YAMLError as error:
+        problem = f"not YAML ({' '.join(str(error).split())})"
+    except jsonschema.ValidationError as error:
+        where = ".".join(str(part) for part in error.absolute_path) or "(the file)"
+        problem = f"not a catalog: {where}: {error.message}"
+    raise InputError(f"--catalog {args.catalog}: {problem}; give a catalog file such as "
+                     f"{paths.CATALOG.relative_to(paths.ROOT)} "
+                     "(or one `python -m generator discover --output FILE` writes)")
+
+
+def model_for(args: argparse.Namespace, catalog: Catalog) -> ModelProfile:
+    if args.model not in catalog.models:
+        raise InputError(f"unknown --model {args.model!r}; give one of the catalog's models "
+                         f"({', '.join(catalog.models)})")
+    return catalog.models[args.model]
+
+
 def cmd_shapes(args: argparse.Namespace) -> int:
-    catalog = load_catalog(args.catalog)
-    model = catalog.models[args.model]
+    catalog = catalog_for(args)
+    model = model_for(args, catalog)
     algorithm = algorithms()[args.algorithm]
     print(f"{'shape':<14} {'GPU':<26} {'GiB':>4} {'GPUs':>4} {'nodes':>5} {'veRL':>11} {'TP':>3} {'micro':>5} "
           f"{'tokens':>6} {'ckpt':>4} {'rollout':>7}  figures")
@@ -54,7 +84,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Per-GPU memory of each phase against the GPU's, and seconds a step; exit 1 where a phase does not fit."""
-    catalog = load_catalog(args.catalog)
+    catalog = catalog_for(args)
     for kind, name, known in (("shape", args.shape, catalog.shapes), ("model", args.model, catalog.models)):
         if name not in known:
             print(f"plan: unknown {kind} {name!r}; known: {', '.join(known)}", file=sys.stderr)
@@ -88,6 +118,26 @@ def positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
+    return value
+
+
+def up_to_1024(text: str) -> int:
+    """Nodes or responses a prompt: 1 up to 1024 (the values schema's bound on both)."""
+    value = positive_int(text)
+    if value > 1024:
+        raise argparse.ArgumentTypeError(f"'{text}' is above 1024, the most the values schema takes; give 1 to 1024")
+    return value
+
+
+def resource_share(text: str) -> float:
+    """A share of a node's allocatable CPU and memory: above 0, at most 1 (a pod cannot ask for more than the node)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:  # nan fails both comparisons
+        raise argparse.ArgumentTypeError(f"'{text}' is not a share of the node: give a number above 0 and at most 1, "
+                                         f"e.g. {RESOURCE_SHARE}")
     return value
 
 
@@ -162,13 +212,39 @@ def rollout_shape_problem(args: argparse.Namespace, catalog: Catalog, algorithm:
     return ""
 
 
+def output_problem(output: Path) -> str:
+    """Why values cannot be written under --output (a file there, or a folder that cannot be made or written), or ""."""
+    existing = next((path for path in (output, *output.parents) if path.exists()), None)
+    if existing is not None and not existing.is_dir():
+        return f"--output {output}: {existing} is a file, not a folder; give a folder (made if missing)"
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        return f"--output {output}: {existing} is not writable; give a folder you can write"
+    return ""
+
+
+def resources_problem(shape: GpuShape, share: float, rollout_shape: GpuShape | None) -> str:
+    """Why --resource-share leaves a Ray pod no whole core or GiB on a node type (the schema wants both above 0)."""
+    for node in (shape, rollout_shape) if rollout_shape else (shape,):
+        cpu, memory = pod_resources(node, share)
+        if cpu == "0" or memory == "0Gi":
+            return (f"--resource-share {share:g}: a Ray pod on a {node.name} node would get {cpu} CPU and {memory} "
+                    f"of its {node.allocatable_cpu} CPU and {node.allocatable_memory}; give a larger share, e.g. "
+                    f"{RESOURCE_SHARE}")
+    return ""
+
+
 def cmd_render(args: argparse.Namespace) -> int:
-    catalog = load_catalog(args.catalog)
-    model = catalog.models[args.model]
+    catalog = catalog_for(args)
+    model = model_for(args, catalog)
     algorithm = algorithms()[args.algorithm]
     names = args.shape or list(catalog.shapes)
     outputs, summaries, refused = {}, [], 0
-    problem = rollout_shape_problem(args, catalog, algorithm) if args.rollout_shape else ""
+    problem = rollout_shape_problem(args, catalog, algorithm) if args.rollout_shape is not None else ""
+    problem = problem or output_problem(args.output)
+    if not problem and args.responses_per_prompt and args.responses_per_prompt < algorithm.min_responses:
+        problem = (f"--responses-per-prompt {args.responses_per_prompt}: {algorithm.name} needs at least "
+                   f"{algorithm.min_responses} responses a prompt (a group of one has no baseline); give "
+                   f"{algorithm.responses_per_prompt} (its default) or leave it out")
     if problem:
         print(f"render: {problem}", file=sys.stderr)
         return 2
@@ -177,6 +253,10 @@ def cmd_render(args: argparse.Namespace) -> int:
             print(f"unknown shape {name!r}; known: {', '.join(catalog.shapes)}", file=sys.stderr)
             return 2
         shape = catalog.shapes[name]
+        problem = resources_problem(shape, args.resource_share, catalog.shapes.get(args.rollout_shape))
+        if problem:
+            print(f"render: {problem}", file=sys.stderr)
+            return 2
         # A rollout pool runs on the catalog's veRL (separate_async is 0.9.1's), the vendor guide's shape too.
         base = catalog.verl.version if args.rollout_shape else verl_version_for(catalog.verl, shape, algorithm)
         version = lora_version_for(base, args.lora_rank)
@@ -201,7 +281,11 @@ def cmd_render(args: argparse.Namespace) -> int:
         for file_name, text in platform_overlays().items():
             outputs[args.output / "platforms" / file_name] = text
     for path, text in outputs.items():
-        print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
+        try:
+            print(f"{'wrote' if write(path, text) else 'unchanged'} {path}")
+        except OSError as error:  # what output_problem cannot foresee: a read-only or full file system
+            raise InputError(f"--output {args.output}: cannot write {path} ({error.strerror or error}); give a "
+                             "folder you can write") from error
     for summary in summaries:
         print(summary)
     return 2 if refused else 0
@@ -209,6 +293,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Each FILE is checked over the chart's defaults; with --together, all files as one `-f` stack."""
+    if not (args.chart / "Chart.yaml").is_file():
+        raise InputError(f"--chart {args.chart}: no Chart.yaml there; give the verl-ppo chart's folder, e.g. "
+                         f"{paths.CHART.relative_to(paths.ROOT)} (the default)")
     stacks = [args.files] if args.together or not args.files else [[path] for path in args.files]
     failed = 0
     for stack in stacks:
@@ -321,13 +408,13 @@ def parser() -> argparse.ArgumentParser:
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
     render.add_argument("--model", default=DEFAULT_MODEL)
-    render.add_argument("--nodes", type=int, help="training nodes (default: the shape's defaultNodes)")
+    render.add_argument("--nodes", type=up_to_1024, help="training nodes (default: the shape's defaultNodes)")
     render.add_argument("--algorithm", default="ppo", choices=algorithms(),
                         help="ppo: values/<shape>.yaml; another: values/<shape>-<algorithm>.yaml, sized for its "
                         "responses per prompt, without a critic where it has none (ppo-job's files/algorithms.yaml)")
-    render.add_argument("--responses-per-prompt", type=int, help="rollout.n (default: the algorithm's)")
-    render.add_argument("--resource-share", type=float, default=RESOURCE_SHARE,
-                        help="share of allocatable CPU/memory per pod")
+    render.add_argument("--responses-per-prompt", type=up_to_1024, help="rollout.n (default: the algorithm's)")
+    render.add_argument("--resource-share", type=resource_share, default=RESOURCE_SHARE,
+                        help="share of allocatable CPU/memory per pod (above 0, at most 1)")
     render.add_argument("--lora-rank", type=lora_rank, default=0,
                         help="LoRA rank of the actor, and of the critic where the algorithm trains one: values "
                         "<shape>[-<algorithm>]-lora<rank>.yaml (0: full fine-tune)")
@@ -379,4 +466,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except InputError as error:
+        print(f"{args.command}: {error}", file=sys.stderr)
+        return 2

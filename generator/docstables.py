@@ -88,6 +88,8 @@ def _renders(entry: VerlVersion) -> str:
                 + (f", the actor on `{strategy}`" if strategy else "")
                 + (f", served by its {', '.join(rollouts)} rollout" if rollouts else "")
                 + (f", ranks {', '.join(map(str, ranks))} with vLLM" if ranks else "") if lora else "no LoRA")
+    if engines := other.pop("fsdpStrategies", []):
+        said.append(f"training engines {', '.join(f'`{name}`' for name in engines)} in `extraArgs` (its FSDP config)")
     said += [f"`{key}`: {value}" for key, value in other.items()]
     return "; ".join(said)
 

@@ -975,7 +975,16 @@ CASES = [
           ("parameter-sync-step", pool(OWN_NODES, trainer={"separateAsync": {"parameterSyncStep": None}}),
            "ppo-job.trainer.separateAsync.parameterSyncStep"),
           ("rollout-pool-nodes", pool(OWN_NODES, nodes=None), "global.rolloutPool.nodes"),
-          ("rollout-pool-group-name", pool(OWN_NODES | {"groupName": None}), "raycluster.rolloutPool.groupName")]],
+          ("rollout-pool-group-name", pool(OWN_NODES | {"groupName": None}), "raycluster.rolloutPool.groupName"),
+          # The third adversary round: each rendered <nil> or 0 into veRL's command, or <nil> into its checkpoint path.
+          *[(f"{section}-{key}", job(**{section: {key: None}}), f"ppo-job.{section}.{key}")
+            for section, key in [("actor", "lr"), ("actor", "ppoMicroBatchSizePerGpu"), ("critic", "lr"),
+                                 ("critic", "ppoMicroBatchSizePerGpu"), ("rollout", "gpuMemoryUtilization"),
+                                 ("rollout", "logProbMicroBatchSizePerGpu"), ("rollout", "name"),
+                                 ("rollout", "tensorModelParallelSize"), ("ref", "logProbMicroBatchSizePerGpu"),
+                                 ("algorithm", "klCoef"), ("trainer", "logger"), ("trainer", "projectName"),
+                                 ("trainer", "experimentName"), ("trainer", "saveFreq"), ("trainer", "testFreq"),
+                                 ("trainer", "totalEpochs"), ("trainer", "resumeMode"), ("trainer", "mode")]]]],
     # LoRA: the critic's dropped by a critic-free algorithm; excluded modules that leave nothing to adapt.
     *[Case(f"critic-lora-for-{name}", job(algorithm={"name": name}, critic={"lora": {"rank": 8}}),
            "ppo-job.critic.lora.rank", mentions=["algorithm.name=ppo", "ppo-job.model.lora"])
@@ -1034,6 +1043,25 @@ CASES = [
            layer="schema")
       for name, repository in [("upper-case", "VERLAI/VERL"), ("upper-case-path", "registry.example.com/Team/verl"),
                                ("upper-case-without-a-registry", "Verlai/verl")]],
+    # The third adversary round: an engine the chart's FSDP config (ppo_trainer) lacks fails as the workers start
+    # (0.9.1 reads actor.megatron, which that config has not; 0.3 and 0.4 raise NotImplementedError or assert).
+    *[Case(f"extra-arg-strategy-{name}",
+           {"global": {"image": image_values(version)}} | job(verlVersion=version, extraArgs=[arg]),
+           "ppo-job.extraArgs[0]", value=arg, mentions=[fix])
+      for name, version, arg, fix in [
+          ("actor-megatron", "0.9.1", "actor_rollout_ref.actor.strategy=megatron", "actor.strategy=fsdp2"),
+          ("critic-quoted-megatron", "0.9.1", "critic.strategy='megatron'", "critic.strategy=fsdp2"),
+          ("ref-veomni", "0.9.1", "actor_rollout_ref.ref.strategy=veomni", "ref.strategy=fsdp2"),
+          ("critic-empty", "0.9.1", "critic.strategy=", "critic.strategy=fsdp2"),
+          ("fsdp2-on-verl-0-3", "0.3.0.post1", "critic.strategy=fsdp2", "critic.strategy=fsdp")]],
+    # veRL 0.9's trainer reads the Megatron engine's nested LoRA rank as LoRA on, on FSDP workers without adapters.
+    *[Case(f"extra-arg-megatron-lora-{name}",
+           {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.9.1", extraArgs=[arg]),
+           "ppo-job.extraArgs[0]", value=arg, mentions=[fix])
+      for name, arg, fix in [("rank", "actor_rollout_ref.model.lora.rank=8", "ppo-job.model.lora.rank="),
+                             ("block", "actor_rollout_ref.model.lora={rank:8}", "ppo-job.model.lora.rank="),
+                             ("critic-adapter", "critic.model.lora.adapter_path=/data/a",
+                              "ppo-job.critic.lora.rank=")]],
 ]
 
 
@@ -1214,6 +1242,12 @@ ACCEPTED = [
                                                                         "tag": "v1"}}}),
     Accepted("replay-buffer-polled-at-its-edges", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", trainer={"rolloutPollSeconds": 0.01})),
+    Accepted("fsdp-engines-in-extra-args", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", extraArgs=["actor_rollout_ref.actor.strategy=fsdp2", "critic.strategy='fsdp'",
+                                        "actor_rollout_ref.ref.strategy=${actor_rollout_ref.actor.strategy}"])),
+    Accepted("fsdp-lora-merged-for-the-rollout", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8}},
+        extraArgs=["actor_rollout_ref.model.lora.merge=True"])),
 ]
 
 

@@ -56,6 +56,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.loraRollout" . -}}
 {{- include "ppo-job.rules.loraVllmRank" . -}}
 {{- include "ppo-job.rules.loraActorStrategy" . -}}
+{{- include "ppo-job.rules.fsdpStrategy" . -}}
+{{- include "ppo-job.rules.megatronLora" . -}}
 {{- include "ppo-job.rules.criticLoraUnused" . -}}
 {{- include "ppo-job.rules.criticModelUnused" . -}}
 {{- include "ppo-job.rules.runtimeEnvOwned" . -}}
@@ -868,6 +870,38 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $fix := "remove it from ppo-job.extraArgs (docs/sizing.md, the 7B LoRA run)" -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The chart composes veRL's FSDP config (ppo_trainer): an engine it lacks (megatron, ...) would read sections that
+     config has not, and fail as the workers start (files/verl-versions.yaml fsdpStrategies). */}}
+{{- define "ppo-job.rules.fsdpStrategy" -}}
+{{- $strategies := (include "ppo-job.verlFacts" . | fromJson).fsdpStrategies | default list -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- $found := regexFindAll "^(actor_rollout_ref\\.(actor|ref)|critic)\\.strategy=" $arg 1 -}}
+{{- $value := trimPrefix (first ($found | default (list ""))) $arg | trim | trimAll "'\"" -}}
+{{- if and $strategies $found (not (has $value $strategies)) (not (hasPrefix "${" $value)) -}}
+{{- $problem := printf "is not an engine of veRL %s's FSDP config, which the chart composes (it takes %s)"
+  (toString $.Values.verlVersion) (join ", " $strategies) -}}
+{{- $fix := printf "write %s%s, or remove it from ppo-job.extraArgs" (first $found) (last $strategies) -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* model.lora.* (nested) is the Megatron engine's LoRA; the chart's FSDP workers read lora_rank (ppo-job.model.lora).
+     veRL's trainer still takes a nested rank as LoRA on: the reference would be an actor without adapters (itself),
+     and vLLM would wait for adapters that never come. Its merge switch alone is the FSDP engine's too. */}}
+{{- define "ppo-job.rules.megatronLora" -}}
+{{- range $index, $arg := .Values.extraArgs -}}
+{{- $found := regexFindAll "^(actor_rollout_ref|critic)\\.model\\.lora(\\.(rank|adapter_path))?=" $arg 1 -}}
+{{- if $found -}}
+{{- $values := ternary "ppo-job.critic.lora" "ppo-job.model.lora" (hasPrefix "critic." $arg) -}}
+{{- $problem := cat "sets the Megatron engine's LoRA (nested model.lora), which the chart's FSDP workers do not read:"
+  "a rank there turns veRL's LoRA paths on with no adapters, an adapter path is ignored" -}}
+{{- $fix := printf "remove it from ppo-job.extraArgs; for LoRA: --set %s.rank=<rank, e.g. 32> (and %s.adapterPath)" $values $values -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "value" $arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
