@@ -119,7 +119,8 @@ def pool_replica_gib(model: ModelProfile, run: RunShape, tp: int) -> float:
 # the adapters' dtype. The reference is the actor with its adapters off (ray_trainer.py ref_in_actor): no weights of
 # its own. Each is the dtype's bytes. Measured together at 7B (rank 32) on one H200 with FSDP2 (2026-12-03f log:
 # "After FSDP, memory allocated (GB): 14.39", the base and adapters, planned 14.3); the training peak 62.9 GiB against
-# 73.4 planned (+17%): the activations, planned as a full fine-tune's, are what errs high.
+# 73.4 planned (+17%), and 63.6 against 73.8 (+16%) on a second machine (2026-12-04): the activations, planned as a
+# full fine-tune's, are what errs high.
 LORA_BASE_BYTES_PER_PARAM = 2
 LORA_ADAPTER_BYTES_PER_PARAM = 2
 LORA_GRADIENT_BYTES_PER_PARAM = 2
