@@ -12,6 +12,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 import jsonschema
 import yaml
@@ -31,7 +32,7 @@ from generator.planfixes import fixes, overflow_lines
 from generator.planreport import model_error, plan_text
 from generator.render import (lora_version_for, platform_overlays, render_shape, run_for, sized_shapes,
                               values_file_name, verl_version_for, write)
-from generator.schema import chart_schemas
+from generator.schema import chart_schemas, value_maximum
 from generator.rolloutpool import RolloutPool, balanced_pool
 from generator.runshape import RESOURCE_SHARE, RunShape
 from generator.sizing import pod_resources, size
@@ -121,12 +122,16 @@ def positive_int(text: str) -> int:
     return value
 
 
-def up_to_1024(text: str) -> int:
-    """Nodes or responses a prompt: 1 up to 1024 (the values schema's bound on both)."""
-    value = positive_int(text)
-    if value > 1024:
-        raise argparse.ArgumentTypeError(f"'{text}' is above 1024, the most the values schema takes; give 1 to 1024")
-    return value
+def schema_bounded(*keys: str) -> Callable[[str], int]:
+    """A whole number from 1 up to the values schema's maximum for the key the argument lands on."""
+    def parse(text: str) -> int:
+        value, most = positive_int(text), value_maximum(*keys)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"'{text}' is above {most}, the most the values schema takes "
+                                             f"({'.'.join(keys)}); give 1 to {most}")
+        return value
+    parse.__name__ = "a whole number"  # argparse names the type by it in its own errors
+    return parse
 
 
 def resource_share(text: str) -> float:
@@ -408,11 +413,13 @@ def parser() -> argparse.ArgumentParser:
     render = sub.add_parser("render", help="(users) write values/<shape>.yaml (elsewhere: with the platform overlays)")
     render.add_argument("shape", nargs="*", help="catalog shapes (default: all)")
     render.add_argument("--model", default=DEFAULT_MODEL)
-    render.add_argument("--nodes", type=up_to_1024, help="training nodes (default: the shape's defaultNodes)")
+    render.add_argument("--nodes", type=schema_bounded("global", "gpu", "nodes"),
+                        help="training nodes (default: the shape's defaultNodes)")
     render.add_argument("--algorithm", default="ppo", choices=algorithms(),
                         help="ppo: values/<shape>.yaml; another: values/<shape>-<algorithm>.yaml, sized for its "
                         "responses per prompt, without a critic where it has none (ppo-job's files/algorithms.yaml)")
-    render.add_argument("--responses-per-prompt", type=up_to_1024, help="rollout.n (default: the algorithm's)")
+    render.add_argument("--responses-per-prompt", type=schema_bounded("ppo-job", "rollout", "responsesPerPrompt"),
+                        help="rollout.n (default: the algorithm's)")
     render.add_argument("--resource-share", type=resource_share, default=RESOURCE_SHARE,
                         help="share of allocatable CPU/memory per pod (above 0, at most 1)")
     render.add_argument("--lora-rank", type=lora_rank, default=0,

@@ -64,6 +64,15 @@ def values_schema() -> dict[str, Any]:
     return schema
 
 
+def value_maximum(*keys: str) -> int:
+    """The schema's `maximum` for the values key at that path (e.g. "global", "gpu", "nodes"): the bound a CLI
+    argument that lands there shares with the chart, written once in the schema."""
+    node = values_schema()
+    for key in keys:
+        node = node["properties"][key]
+    return node["maximum"]
+
+
 def fix_sentence(node: dict[str, Any], wording: Wording) -> str:
     """What mends a value of this node: its x-fix, else the x-fixes of its value keywords ("" when none)."""
     if "x-fix" in node:

@@ -19,7 +19,7 @@ pod, with its group's GPUs and Ray resources.
 Figures and checkpoint listings go to OUT/results.json; logs to OUT/<run>.log.
 
 Usage: python3 lab/gpu/proof.py MODE [--runs NAME ...] [--nodes N ...] [--out DIR] [--timeout S] [--drop-checkpoints]
-(MODE: one of MODES below)
+(MODE: one of MODES below, or one run's name, which runs that run alone)
 """
 
 from __future__ import annotations
@@ -536,7 +536,7 @@ def comparisons(results: dict[str, dict]) -> dict[str, dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=sorted(MODES))
+    parser.add_argument("mode", help=f"one of {', '.join(sorted(MODES))}, or a run's name (that run alone)")
     parser.add_argument("--runs", nargs="+", help="run names instead of the mode's (e.g. bench-seed)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or WORK / "out"))
     parser.add_argument("--timeout", type=float, default=480, help="seconds one run may take")
@@ -549,6 +549,12 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, nargs="+", help="Ray nodes to split the machine's GPUs over, one "
                         "cluster after the other (the mode's layouts by default; two-node: 2 then 1)")
     args = parser.parse_args()
+    if args.mode not in MODES:
+        # A run's name as the mode: that run alone, so that `detached.sh start vllm-generated` runs it rather than
+        # ending at once on the argument, with the machine's time running.
+        if args.mode not in render_jobs.RUNS:
+            parser.error(f"{args.mode!r} is neither a mode ({', '.join(sorted(MODES))}) nor a run's name")
+        args.runs = args.runs or [args.mode]
     gpus = gpu_count()
     if gpus == 0:
         sys.exit("gpu: no NVIDIA GPU here (nvidia-smi lists none); the GPU proof runs only on a GPU machine")

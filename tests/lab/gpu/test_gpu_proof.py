@@ -49,6 +49,18 @@ def test_gpu_targets_stop_early_without_a_gpu():
     assert "no NVIDIA GPU here" in done.stderr and "make gpu-wheels" in done.stderr
 
 
+def test_proof_takes_a_run_name_as_its_mode_and_refuses_anything_else():
+    """`detached.sh start vllm-generated` once ended at once on argparse's refusal while the GPU machine's time
+    ran; a run's name now runs that run alone (here: it gets past the arguments to the GPU check)."""
+    if proof.gpu_count():
+        pytest.skip("this machine has a GPU")
+    script = str(ROOT / "lab/gpu/proof.py")
+    as_run = subprocess.run([sys.executable, script, "vllm-generated"], capture_output=True, text=True, timeout=120)
+    assert as_run.returncode == 1 and "no NVIDIA GPU here" in as_run.stderr, as_run.stderr
+    unknown = subprocess.run([sys.executable, script, "vllm-nonsense"], capture_output=True, text=True, timeout=120)
+    assert unknown.returncode == 2 and "neither a mode" in unknown.stderr and "vllm-kernels" in unknown.stderr
+
+
 def helm_template(values_file: str, *settings: str) -> list[dict]:
     command = [str(tools.helm_binaries()["helm4"]), "template", "verl-ppo", str(ROOT / "charts/verl-ppo"),
                "-f", str(ROOT / values_file)]
