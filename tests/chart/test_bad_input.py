@@ -1065,6 +1065,25 @@ CASES = [
                              ("block", "actor_rollout_ref.model.lora={rank:8}", "ppo-job.model.lora.rank="),
                              ("critic-adapter", "critic.model.lora.adapter_path=/data/a",
                               "ppo-job.critic.lora.rank=")]],
+    # The fourth adversary round. A section set at once: Hydra merges a {...} value into it (and puts any other value in
+    # its place) over keys the chart renders or its rules read, each rule then blind to it.
+    *[Case(f"extra-arg-section-{name}",
+           {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.9.1", extraArgs=[arg], model={
+               "path": "/data/models/Qwen2.5-7B", "lora": {"rank": 32}}),
+           "ppo-job.extraArgs[0]", value=arg, mentions=[named])
+      for name, arg, named in [
+          ("lora-actor-back-to-fsdp1", "actor_rollout_ref.actor={strategy:fsdp}", "actor_rollout_ref.actor.strategy="),
+          ("lora-rank", "actor_rollout_ref.model={use_shm: true, lora_rank: 8}", "actor_rollout_ref.model.lora_rank"),
+          ("gpu-total", "trainer={nnodes: 3}", "trainer.nnodes"),
+          ("legacy-trainer", "trainer={use_v1: false}", "trainer.use_v1"),
+          ("model-replaced", "actor_rollout_ref.model=null", "actor_rollout_ref.model.<key>=")]],
+    # A whole number past what Helm's float64 turns into an int: it rendered -9223372036854775808 into veRL's command.
+    *[Case(f"{name}-past-int32", job(**values), field, layer="schema")
+      for name, values, field in [
+          ("lora-alpha", {"model": {"path": "/data/m", "lora": {"rank": 8, "alpha": 10**20}}},
+           "ppo-job.model.lora.alpha"),
+          ("total-epochs", {"trainer": {"totalEpochs": 10**20}}, "ppo-job.trainer.totalEpochs"),
+          ("save-freq", {"trainer": {"saveFreq": 2**31}}, "ppo-job.trainer.saveFreq")]],
 ]
 
 
@@ -1116,6 +1135,9 @@ ACCEPTED = [
                                                                                                "2024", "...")],
     Accepted("project-hidden-name", job(trainer={"projectName": ".runs"})),
     Accepted("checkpoint-dir-normalises-onto-the-volume", job(trainer={"checkpointDir": "/data/./ckpt//run/"})),
+    # A {...} value that sets no key the chart renders or reads: Hydra merges it into the section.
+    Accepted("extra-arg-dict-of-keys-the-chart-leaves", job(extraArgs=[
+        "trainer={val_before_train: false}"])),
     Accepted("output-dirs-on-the-volume", job(extraArgs=["trainer.rollout_data_dir=/data/rollouts",
                                                          "trainer.validation_data_dir=null"])),
     Accepted("harmless-names-that-mention-tokens", ray(env=[{"name": "TOKENIZERS_PARALLELISM", "value": "false"}]) |

@@ -508,13 +508,51 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $key := regexReplaceAll "=(.|\n)*$" $arg "" -}}
 {{- $item := dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "arg" $arg "key" $key "hydra" $hydra "facts" $facts
   "override" $override "rendered" (hasKey $owned $key) "value" (ternary (trimPrefix (printf "%s=" $key) $arg) "" $override)
-  "version" (toString $.Values.verlVersion) -}}
+  "version" (toString $.Values.verlVersion) "owned" $owned -}}
 {{- include "ppo-job.rules.extraArgAddsKey" $item -}}
 {{- include "ppo-job.rules.extraArgNotOverride" $item -}}
 {{- include "ppo-job.rules.extraArgKey" $item -}}
 {{- include "ppo-job.rules.extraArgValue" $item -}}
 {{- include "ppo-job.rules.extraArgRendered" $item -}}
 {{- include "ppo-job.rules.extraArgTwin" $item -}}
+{{- include "ppo-job.rules.extraArgSection" $item -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A section set at once: Hydra merges a {...} value into the section and puts any other value in its place, over keys
+     the chart renders (ppo-job.chartOwnedKeys) or its rules read in extraArgs, which then neither sees: an extraArgs
+     item sets those one key each. Call with ppo-job.rules.extraArgs's item. */}}
+{{- define "ppo-job.rules.extraArgSection" -}}
+{{- if .override -}}
+{{- $whole := hasPrefix "{" .value -}}
+{{- $sets := list .key -}}
+{{- if $whole -}}
+{{- $sets = list -}}
+{{- range regexFindAll "(^\\{|,) *[A-Za-z0-9_.-]+ *:" (regexReplaceAll "'[^']*'|\"[^\"]*\"" .value "''") -1 -}}
+{{- $sets = append $sets (printf "%s.%s" $.key (regexReplaceAll "^[{,] *|[ :]+$" . "")) -}}
+{{- end -}}
+{{- end -}}
+{{- /* The keys the other extraArgs rules read: the trainer, the engines, the Megatron LoRA, the outputs, the twins. */}}
+{{- $read := list "trainer.use_v1" "actor_rollout_ref.hybrid_engine" "actor_rollout_ref.actor.strategy" "actor_rollout_ref.ref.strategy"
+  "critic.strategy" "actor_rollout_ref.model.lora" "critic.model.lora" "trainer.rollout_data_dir" "trainer.validation_data_dir"
+  "actor_rollout_ref.actor.ppo_micro_batch_size" "actor_rollout_ref.rollout.log_prob_micro_batch_size"
+  "actor_rollout_ref.ref.log_prob_micro_batch_size" "critic.ppo_micro_batch_size" -}}
+{{- $hit := list -}}
+{{- range $key := concat (keys .owned | sortAlpha) $read -}}
+{{- range $set := $sets -}}
+{{- if or (hasPrefix (printf "%s." $set) $key) (and $whole (eq $set $key)) }}{{ $hit = append $hit $key }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $hit = uniq $hit -}}
+{{- if $hit -}}
+{{- $shown := join ", " (slice $hit 0 (min 3 (len $hit))) -}}
+{{- if gt (len $hit) 3 }}{{ $shown = printf "%s and %d more" $shown (sub (len $hit) 3) }}{{ end -}}
+{{- $problem := printf "sets the section %s at once: Hydra %s, over %s, which the chart renders from values or checks in extraArgs" .key
+  (ternary "merges a {...} value into it" "puts this value in its place" $whole) $shown -}}
+{{- $fix := printf "write each key as an item of its own, e.g. %s=<value>, for a key the chart does not render"
+  (ternary (first $sets) (printf "%s.<key>" .key) $whole) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
