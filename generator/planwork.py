@@ -56,8 +56,9 @@ def uses_reference(algorithm: Algorithm) -> bool:
 @dataclass(frozen=True)
 class Work:
     """What a phase does on one GPU: `count` micro batches of `size` tokens each; the rollout: `count` decode steps of
-    `size` rows a replica. Below the measured size a micro batch or a decode step takes the measured time (both are
-    launch-bound there, docs/sizing.md "Where the time goes"); above it, time grows with the size."""
+    `size` rows a replica. A decode step below the measured rows takes the measured time, a micro batch below its
+    model's launch floor the floor's (both launch-bound there: generator/plantime.py, docs/sizing.md "Where the time
+    goes"); above, time grows with the size."""
 
     count: float
     size: float
