@@ -7,20 +7,7 @@ import math
 from dataclasses import dataclass
 
 from generator.measurements import MeasuredRun
-from generator.planwork import PHASE_ORDER, PlanInputs, phase_work
-
-# Below this many tokens a micro batch of a 0.5B model takes as long as one of this many: kernel launches bound it,
-# not the model's work. Measured on one H200 (lab/gpu/profile/model_bench.py, docs/sizing.md "Where the time goes"):
-# 107 ms at 2,128 and at 8,512 tokens, 185 ms at 17,024; time in proportion to tokens above 9,800 meets both.
-LAUNCH_FLOOR_TOKENS_0_5B = 9_800
-LAUNCH_FLOOR_PARAMS_BILLION = 0.494  # Qwen2.5-0.5B's, the model it was measured on
-
-
-def launch_floor_tokens(params_billion: float) -> float:
-    """The launch floor of a model: its token costs work in proportion to its parameters while a micro batch
-    launches about as many kernels, so the floor falls as the parameters grow (unmeasured beyond 0.5B)."""
-    return LAUNCH_FLOOR_TOKENS_0_5B * LAUNCH_FLOOR_PARAMS_BILLION / params_billion
-
+from generator.planwork import PHASE_ORDER, PlanInputs, launch_floor_tokens, phase_work
 
 @dataclass(frozen=True)
 class PhaseTime:
@@ -113,17 +100,16 @@ def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
         source = name if name in run.seconds else "old_log_prob"  # the reference pass: the same forward
         ours, measured_work = mine[name], their_work[source]
         size = ours.size / measured_work.size
+        mine_params, their_params = inputs.model.params_billion, theirs.model.params_billion
         if name == "gen":  # a decode step reads the replica's weights shard
-            scale = ours.count / measured_work.count * max(1.0, size) * (
-                inputs.model.params_billion / inputs.sizing.tensor_parallel) / (
-                theirs.model.params_billion / theirs.sizing.tensor_parallel)
+            each = max(1.0, size) * (mine_params / inputs.sizing.tensor_parallel) / (
+                their_params / theirs.sizing.tensor_parallel)
         elif ours.floor:
-            mine_params, their_params = inputs.model.params_billion, theirs.model.params_billion
-            scale = ours.count / measured_work.count * (
-                mine_params * max(ours.size, launch_floor_tokens(mine_params))) / (
+            each = (mine_params * max(ours.size, launch_floor_tokens(mine_params))) / (
                 their_params * max(measured_work.size, launch_floor_tokens(their_params)))
         else:
-            scale = ours.count / measured_work.count * size
+            each = size
+        scale = ours.count / measured_work.count * each
         why = shared + ([] if source == name else [f"taken as {source}'s"])
         phases.append(PhaseTime(name, run.seconds[source] * scale, tuple(why)))
     rest = run.seconds["step"] - sum(seconds for name, seconds in run.seconds.items() if name != "step")
