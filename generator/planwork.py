@@ -68,6 +68,23 @@ def launch_floor_tokens(params_billion: float) -> float:
     return LAUNCH_FLOOR_TOKENS_0_5B * LAUNCH_FLOOR_PARAMS_BILLION / params_billion
 
 
+# A training micro batch under gradient checkpointing runs its forward twice: 8N FLOPs a token instead of 6N, and
+# twice the kernel launches, so twice the launch floor. Measured on one H200 (model_bench, 0.5B): with checkpointing
+# 192-234 ms at 2,128, 8,512 and 17,024 tokens against 107, 107 and 185 without; this model gives 214, 214 and 247.
+CHECKPOINTING_WORK = 8 / 6
+CHECKPOINTING_LAUNCHES = 2
+TRAINING_PHASES = ("update_critic", "update_actor")
+
+
+def micro_batch_cost(tokens: float, params_billion: float, checkpointing: bool) -> float:
+    """A micro batch's seconds up to one factor: its parameters times its tokens, counted at no fewer tokens than the
+    model's launch floor; a training one under checkpointing at its recompute's work and launches."""
+    floor = launch_floor_tokens(params_billion)
+    if checkpointing:
+        return params_billion * max(tokens * CHECKPOINTING_WORK, floor * CHECKPOINTING_LAUNCHES)
+    return params_billion * max(tokens, floor)
+
+
 @dataclass(frozen=True)
 class Work:
     """What a phase does on one GPU: `count` micro batches of `size` tokens each; the rollout: `count` decode steps of
