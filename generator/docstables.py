@@ -17,7 +17,7 @@ from generator import paths
 from generator.algorithms import Algorithm, algorithms
 from generator.catalog import DEFAULT_MODEL, load_catalog
 from generator.measurements import measured_runs
-from generator.planreport import measured_table
+from generator.planreport import held_out_table, measured_table
 from generator.render import sized_shapes
 from generator.verlversions import VerlVersion, verl_versions, version_names
 
@@ -144,6 +144,8 @@ TABLES = {
     Path("docs/sizing.md"): {
         "plan-measured": (lambda: measured_table(load_catalog(), measured_runs()),
                           "generator/measurements.yaml and generator/plan.py"),
+        "plan-held-out": (lambda: held_out_table(load_catalog(), measured_runs()),
+                          "generator/measurements.yaml and generator/plantime.py"),
     },
 }
 

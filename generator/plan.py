@@ -80,7 +80,12 @@ def measured_inputs(catalog: Catalog, run: MeasuredRun) -> PlanInputs:
     values = inputs_for(catalog, shape, catalog.models[run.values_model], algorithm, nodes, lora_rank=run.lora_rank)
     inputs = inputs_for(catalog, shape, catalog.models[run.model], algorithm, nodes, run.gpus, run.row_tokens,
                         run.lora_rank)
-    return replace(inputs, sizing=replace(values.sizing, **run.overrides),
+    sizing = replace(values.sizing, **run.overrides)
+    prompts = run.rows // inputs.run.responses_per_prompt  # the lab may cut a step's prompts (the 7B LoRA run: 32)
+    if prompts != sizing.train_batch_size:
+        sizing = replace(sizing, train_batch_size=prompts,
+                         ppo_mini_batch_size=min(sizing.ppo_mini_batch_size, prompts))
+    return replace(inputs, sizing=sizing,
                    shape=replace(shape, gpu_model=run.gpu, gpu_memory_gib=run.gpu_memory_gib))
 
 

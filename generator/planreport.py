@@ -159,3 +159,23 @@ def measured_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def held_out_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
+    """Each measured run's seconds a step as the plan predicts them from the other runs alone: how far the time model
+    carries from the run it takes its seconds from to one it has not seen (a run of its own size, where one is
+    measured, is what a real plan uses)."""
+    header = ["run", "model", "seconds a step: plan from the others / measured", "from the run", "gen: plan / measured",
+              "update_actor: plan / measured"]
+    rows = []
+    for run, inputs in measured_plans(catalog, runs):
+        others = measured_plans(catalog, tuple(other for other in runs if other.name != run.name))
+        time = plan(inputs, others).time
+        phases = {phase.name: phase.seconds for phase in time.phases}
+        rows.append([f"`{run.name}`", run.model, _difference(time.seconds, run.seconds["step"]),
+                     f"`{time.reference.name}`" if time.reference else "-",
+                     _difference(phases["gen"], run.seconds.get("gen")),
+                     _difference(phases["update_actor"], run.seconds.get("update_actor"))])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)

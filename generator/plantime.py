@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from generator.measurements import MeasuredRun
-from generator.planwork import PHASE_ORDER, PlanInputs, phase_work
+from generator.planwork import PHASE_ORDER, TRAINING_PHASES, PlanInputs, micro_batch_cost, phase_work
 
 @dataclass(frozen=True)
 class PhaseTime:
@@ -42,6 +42,24 @@ def _same_batching(inputs: PlanInputs, run: MeasuredRun) -> bool:
 def _same_lora(inputs: PlanInputs, run: MeasuredRun) -> bool:
     """Both train LoRA adapters, or both the whole model."""
     return (run.lora_rank > 0) == (inputs.run.lora_rank > 0)
+
+
+# Two measured runs of the same batch (256 rows of up to 256 tokens, vLLM's final output only, one H200) at two
+# model sizes: they fit how a decode step's seconds grow with the parameters it reads (decode_fixed_params_billion).
+DECODE_FIT_RUNS = ("generated-final-output", "ladder-3b-generated")
+
+
+def decode_fixed_params_billion(measured: Measured) -> float:
+    """A decode step's fixed cost, in parameters' worth of weight reads: the K of seconds in proportion to (parameters
+    a replica + K), fitted through DECODE_FIT_RUNS (0.5B 3.01 s, 3B 3.53 s: K about 14.7B, so a step of a 7B
+    replica costs 1.5x a 0.5B one's, not 15x; 7B's LoRA run measured 3.67 s for its 160 rows). 0 (seconds in
+    proportion to the parameters) where the two are not both measured."""
+    fit = [(run.seconds["gen"], plan.model.params_billion / plan.sizing.tensor_parallel)
+           for run, plan in measured if run.name in DECODE_FIT_RUNS]
+    if len(fit) != 2 or fit[0][0] == fit[1][0]:
+        return 0.0
+    (t1, p1), (t2, p2) = fit
+    return max(0.0, (t1 * p2 - t2 * p1) / (t2 - t1))
 
 
 def time_reference(inputs: PlanInputs, measured: Measured) -> tuple[MeasuredRun, PlanInputs] | None:
@@ -81,10 +99,11 @@ def differences(inputs: PlanInputs, run: MeasuredRun, theirs: PlanInputs) -> lis
 
 
 def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
-    """Each phase's seconds from the reference run's: its seconds a micro batch (a decode step for the rollout),
-    times this plan's count of them, times their size against the measured one where larger (launch-bound below),
-    times the parameters a GPU against the measured model's (linear: a bound from above where the measured model
-    was launch-bound); the weights' hand-over by parameters, the advantage by rows."""
+    """Each phase's seconds from the reference run's: its seconds a micro batch, times this plan's count of them,
+    times its work against the measured one's: parameters times tokens, each micro batch counted at no fewer
+    tokens than its model's launch floor. The rollout: its seconds a decode step, times the steps, times the rows
+    against the measured ones where more (launch-bound below), times the parameters a replica. The weights'
+    hand-over by parameters, the advantage by rows."""
     tokens_per_step = inputs.rows * inputs.row_tokens
     chosen = time_reference(inputs, measured)
     if chosen is None:
@@ -92,6 +111,7 @@ def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
     run, theirs = chosen
     mine, their_work = phase_work(inputs), phase_work(theirs)
     shared = differences(inputs, run, theirs)
+    fixed = decode_fixed_params_billion(measured)
     phases = []
     for name in PHASE_ORDER:
         if name not in mine:
@@ -99,12 +119,17 @@ def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
         source = name if name in run.seconds else "old_log_prob"  # the reference pass: the same forward
         ours, measured_work = mine[name], their_work[source]
         size = ours.size / measured_work.size
-        scale = ours.count / measured_work.count * (max(1.0, size) if ours.floor else size)
-        if name == "gen":  # a decode step reads the replica's weights shard
-            scale *= (inputs.model.params_billion / inputs.sizing.tensor_parallel) / (
-                theirs.model.params_billion / theirs.sizing.tensor_parallel)
+        mine_params, their_params = inputs.model.params_billion, theirs.model.params_billion
+        if name == "gen":  # a decode step: its fixed cost and the replica's weights shard it reads
+            each = max(1.0, size) * (mine_params / inputs.sizing.tensor_parallel + fixed) / (
+                their_params / theirs.sizing.tensor_parallel + fixed)
         elif ours.floor:
-            scale *= inputs.model.params_billion / theirs.model.params_billion
+            training = name in TRAINING_PHASES
+            each = micro_batch_cost(ours.size, mine_params, training and inputs.sizing.gradient_checkpointing) / (
+                micro_batch_cost(measured_work.size, their_params, training and theirs.sizing.gradient_checkpointing))
+        else:
+            each = size
+        scale = ours.count / measured_work.count * each
         why = shared + ([] if source == name else [f"taken as {source}'s"])
         phases.append(PhaseTime(name, run.seconds[source] * scale, tuple(why)))
     rest = run.seconds["step"] - sum(seconds for name, seconds in run.seconds.items() if name != "step")

@@ -53,11 +53,44 @@ def uses_reference(algorithm: Algorithm) -> bool:
     return algorithm.kl in ("loss", "reward")
 
 
+# Below this many tokens a micro batch of a 0.5B model takes as long as one of this many: kernel launches bound it,
+# not the model's work. Measured on one H200 (lab/gpu/profile/model_bench.py, docs/sizing.md "Where the time goes"):
+# without checkpointing 107 ms at 2,128 and at 8,512 tokens, 185 ms at 17,024 (10.9 us a token, 35% MFU); time in
+# proportion to tokens above 9,800 meets all three. With checkpointing 192-234 ms at all three: its recompute
+# doubles the launches.
+LAUNCH_FLOOR_TOKENS_0_5B = 9_800
+LAUNCH_FLOOR_PARAMS_BILLION = 0.494  # Qwen2.5-0.5B's, the model it was measured on
+
+
+def launch_floor_tokens(params_billion: float) -> float:
+    """The launch floor of a model: its token costs work in proportion to its parameters while a micro batch
+    launches about as many kernels, so the floor falls as the parameters grow (unmeasured beyond 0.5B)."""
+    return LAUNCH_FLOOR_TOKENS_0_5B * LAUNCH_FLOOR_PARAMS_BILLION / params_billion
+
+
+# A training micro batch under gradient checkpointing runs its forward twice: 8N FLOPs a token instead of 6N, and
+# twice the kernel launches, so twice the launch floor. Measured on one H200 (model_bench, 0.5B): with checkpointing
+# 192-234 ms at 2,128, 8,512 and 17,024 tokens against 107, 107 and 185 without; this model gives 214, 214 and 247.
+CHECKPOINTING_WORK = 8 / 6
+CHECKPOINTING_LAUNCHES = 2
+TRAINING_PHASES = ("update_critic", "update_actor")
+
+
+def micro_batch_cost(tokens: float, params_billion: float, checkpointing: bool) -> float:
+    """A micro batch's seconds up to one factor: its parameters times its tokens, counted at no fewer tokens than the
+    model's launch floor; a training one under checkpointing at its recompute's work and launches."""
+    floor = launch_floor_tokens(params_billion)
+    if checkpointing:
+        return params_billion * max(tokens * CHECKPOINTING_WORK, floor * CHECKPOINTING_LAUNCHES)
+    return params_billion * max(tokens, floor)
+
+
 @dataclass(frozen=True)
 class Work:
     """What a phase does on one GPU: `count` micro batches of `size` tokens each; the rollout: `count` decode steps of
-    `size` rows a replica. Below the measured size a micro batch or a decode step takes the measured time (both are
-    launch-bound there, docs/sizing.md "Where the time goes"); above it, time grows with the size."""
+    `size` rows a replica. A decode step below the measured rows takes the measured time, a micro batch below its
+    model's launch floor the floor's (both launch-bound there: launch_floor_tokens, docs/sizing.md "Where the time
+    goes"); above, time grows with the size."""
 
     count: float
     size: float

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from generator.catalog import GpuShape, ModelProfile
 from generator.memory import (LORA_BASE_BYTES_PER_PARAM, MASTER_WEIGHT_BYTES_PER_PARAM, ROLLOUT_WORKSPACE_GIB,
                               TRAINING_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM, fits_with_margin, rollout_gpu_bytes)
-from generator.planwork import PlanInputs
+from generator.planwork import LAUNCH_FLOOR_TOKENS_0_5B, PlanInputs
 from generator.quantity import cpu_millis, format_cpu, format_memory_gi, memory_bytes
 from generator.runshape import RunShape, Sizing, guide_run
 from generator.verlversions import by_version
@@ -150,12 +150,12 @@ def log_prob_micro_batches(by_memory: int, run: RunShape, total_gpus: int) -> tu
 
 
 # Token budgets (veRL 0.9.1), measured on one H200 (docs/sizing.md); the memory they take: generator/memory.py.
-# A micro batch is bound by kernel launches up to about 8,000 tokens: without checkpointing 107 ms at both 2,128 and
-# 8,512 tokens, 185 ms at 17,024 (10.9 us a token, 35% MFU); with it 192-234 ms at all three, its recompute doubling
-# the launches. Past the launch floor, checkpointing only adds work.
+# A micro batch is bound by kernel launches below the launch floor (planwork.LAUNCH_FLOOR_TOKENS_0_5B, with its
+# measurement). Past it, checkpointing only adds work.
 DYNAMIC_BATCHING_VERSIONS = ("0.9.1",)
-# Without checkpointing a budget under this stays at the launch floor: checkpointing's ~2x budget is faster.
-LAUNCH_BOUND_TOKENS = 8192
+# Without checkpointing a budget under this stays at the launch floor: checkpointing's ~2x budget is faster. The
+# largest power of two (budgets are powers of two) not past the floor: 8,192.
+LAUNCH_BOUND_TOKENS = 2 ** int(math.log2(LAUNCH_FLOOR_TOKENS_0_5B))
 # The largest budget: the largest measured in veRL (16,384 on one H200 at 0.5B, 2026-12-03b: 38.7 GiB allocated at
 # peak). Past the launch floor a larger micro batch saves only its fixed cost (185 ms at 17,024 tokens, time linear
 # in tokens), not worth memory no run has measured.

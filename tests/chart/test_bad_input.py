@@ -486,9 +486,6 @@ CASES = [
     Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}},
          "global.storage.mountPath"),
     Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
-    # Was refused only by a Go template error deep in the rulebook ("expected string; got interface {}").
-    Case("mount-path-null", {"global": {"storage": {"mountPath": None}}}, "global.storage.mountPath", layer="schema",
-         value='""'),  # generator check prints a required key that is missing so
     Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
          mentions=["raycluster.credentials.wandb.secretName"]),
     Case("wandb-logger-with-another-secret-in-env", job(trainer={"logger": ["console", "wandb"]}) | ray(

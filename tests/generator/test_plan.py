@@ -18,7 +18,9 @@ from generator.cli import main
 from generator.measurements import MEASUREMENTS, measured_runs
 from generator import memory, paths
 from generator.plan import inputs_for, measured_inputs, measured_plans, plan, with_settings
-from generator.planwork import CRITIC_BUDGET_FIELDS, MODELLED_VERL, Work, split, uses_reference
+from generator.plantime import decode_fixed_params_billion
+from generator.planwork import (CRITIC_BUDGET_FIELDS, MODELLED_VERL, Work, launch_floor_tokens, micro_batch_cost, split,
+                               uses_reference)
 from generator.verlversions import by_version
 from generator.planreport import measured_rows, measured_table
 
@@ -330,3 +332,29 @@ def test_cli_plan_of_values_for_another_verl_says_it_plans_them_under_the_modell
     assert "values (veRL 0.4.1): fixed micro batches 4 / 8 / 4 rows" in out
     assert "these values run veRL 0.4.1: this is them run with veRL 0.9.1" in out
     assert "from the measured run `seed`" in out
+
+
+def test_a_measured_run_is_planned_at_the_rows_it_ran():
+    """The lab cuts the 7B LoRA run to 32 prompts a step: its plan times 160 rows, not the values' 256 x 5."""
+    run = next(run for run in RUNS if run.name == "lora-7b-grpo")
+    inputs = measured_inputs(CATALOG, run)
+    assert inputs.rows == run.rows == 160
+    assert inputs.sizing.ppo_mini_batch_size <= inputs.sizing.train_batch_size
+
+
+def test_a_decode_step_is_planned_mostly_fixed_cost_at_these_sizes():
+    """The rollout's seconds grow with the parameters a replica plus the fixed cost fitted through two measured sizes:
+    7B's LoRA rollout, which neither fit run saw, within 25% of its measured seconds from 3B's."""
+    measured = measured_plans(CATALOG, RUNS)
+    fixed = decode_fixed_params_billion(measured)
+    assert 5 < fixed < 50
+    run = next(run for run in RUNS if run.name == "lora-7b-grpo")
+    others = measured_plans(CATALOG, tuple(other for other in RUNS if other.name != run.name))
+    gen = next(phase for phase in plan(measured_inputs(CATALOG, run), others).time.phases if phase.name == "gen")
+    assert gen.seconds == pytest.approx(run.seconds["gen"], rel=0.25)
+
+
+def test_checkpointing_costs_its_recompute_and_twice_the_launches():
+    floor = launch_floor_tokens(0.49)
+    assert micro_batch_cost(floor / 4, 0.49, True) == pytest.approx(2 * micro_batch_cost(floor / 4, 0.49, False))
+    assert micro_batch_cost(4 * floor, 0.49, True) == pytest.approx(8 / 6 * micro_batch_cost(4 * floor, 0.49, False))
