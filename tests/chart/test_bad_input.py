@@ -309,6 +309,12 @@ CASES = [
          "ppo-job.extraArgs[0]", value="actor_rollout_ref.hybrid_engine=false", mentions=["separate_async"]),
     Case("replay-buffer-polled-past-veRLs-own", job(trainer={"rolloutPollSeconds": 3}),
          "ppo-job.trainer.rolloutPollSeconds", layer="schema"),
+    # veRL 0.3 and 0.4 poll no replay buffer: an interval other than the default or null would do nothing there.
+    Case("replay-buffer-poll-on-verl-0.4", job(trainer={"rolloutPollSeconds": 0.5}),
+         "ppo-job.trainer.rolloutPollSeconds", mentions=["0.4.1", "ppo-job.verlVersion=0.9.1"]),
+    Case("replay-buffer-poll-on-verl-0.3", {"global": {"image": image_values("0.3.0.post1")}} | job(
+        verlVersion="0.3.0.post1", trainer={"rolloutPollSeconds": 2}), "ppo-job.trainer.rolloutPollSeconds",
+         mentions=["0.3.0.post1", "0.05 or null"]),
     Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
          "ppo-job.data.trainBatchSize", mentions=["rollout.n (5)"]),
     Case("reward-function-not-a-python-file", job(reward={"functionPath": "/data/rewards/score"}),
@@ -1097,6 +1103,8 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    Accepted("replay-buffer-off-on-verl-0.3", {"global": {"image": image_values("0.3.0.post1")}} | job(
+        verlVersion="0.3.0.post1", trainer={"rolloutPollSeconds": None})),
     Accepted("final-output-only-on-verl-0.9.1", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", rollout={"finalOutputOnly": True}, trainer={"rolloutPollSeconds": None})),
     # Code the user put on the shared volume goes on PYTHONPATH from there (the real-node tier's stand-in does).

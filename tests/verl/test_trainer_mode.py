@@ -129,6 +129,23 @@ def test_the_schema_bounds_the_mode_and_the_poll(setting, field):
     assert result.returncode != 0 and field in result.output, result.output
 
 
+@pytest.mark.parametrize("version", verl_versions())
+def test_a_poll_interval_is_refused_where_nothing_polls(version, capsys):
+    """A version whose trainer polls no replay buffer renders no interval: there the default and null pass, another
+    value is refused, naming it, by Helm and generator check alike; a version that polls takes each."""
+    polls = VERSIONS[version].quick_poll_sampler
+    for seconds in ("null", "0.05", "0.5"):
+        args = [*image_args(version), "--set-json", f"ppo-job.trainer.rolloutPollSeconds={seconds}"]
+        refused = seconds == "0.5" and not polls
+        result = helm_cli.template(helm_binaries()["helm4"], *args)
+        assert (result.returncode != 0) == refused, result.output
+        assert generator_main(["check", *args]) == int(refused)
+        if refused:
+            said = " ".join(capsys.readouterr().out.split())
+            assert f"ppo-job.trainer.rolloutPollSeconds=0.5: is ignored by veRL {version}" in said, said
+            assert "Fix: leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null" in said, said
+
+
 def test_the_final_output_manager_composes_and_travels_with_the_run():
     """rollout.finalOutputOnly names the plug-ins' manager in the key veRL 0.9.1 loads it by, and ships the plug-ins
     even with veRL's own replay buffer."""

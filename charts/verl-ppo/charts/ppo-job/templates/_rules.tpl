@@ -28,6 +28,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.trainerModeLegacy" . -}}
 {{- include "ppo-job.rules.finalOutputLegacyTrainer" . -}}
 {{- include "ppo-job.rules.pinnedPoolsNeedPlugins" . -}}
+{{- include "ppo-job.rules.rolloutPollVersion" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
 {{- include "ppo-job.rules.poolTooSmall" . -}}
@@ -385,6 +386,21 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $problem := "turns off the chart's replay buffer, which pins veRL's pools to the training and rollout pool groups" -}}
 {{- $fix := "--set ppo-job.trainer.rolloutPollSeconds=2 (veRL's own interval) or another number of seconds" -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.rolloutPollSeconds" "value" "null" "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The poll interval is the chart's replay buffer's, which only a veRL whose trainer polls one takes (quickPollSampler):
+     elsewhere nothing renders it, so a value other than the default (0.05, values.yaml) or null would do nothing. */}}
+{{- define "ppo-job.rules.rolloutPollVersion" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $seconds := .Values.trainer.rolloutPollSeconds -}}
+{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) 0.05) -}}
+{{- $polling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "quickPollSampler" "engine" "") -}}
+{{- $problem := printf "is ignored by veRL %s, whose trainer polls no replay buffer (veRL %s's does)"
+  (toString .Values.verlVersion) $polling -}}
+{{- $fix := printf "leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null, or --set-string ppo-job.verlVersion=%s with an image of that veRL"
+  $polling -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.rolloutPollSeconds" "value" $seconds "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
