@@ -246,6 +246,14 @@ CASES = [
     Case("colocate-async-with-the-legacy-trainer", job(verlVersion="0.9.1", trainer={"mode": "colocate_async"},
                                                        extraArgs=["trainer.use_v1=false"]),
          "ppo-job.trainer.mode", mentions=["extraArgs[0]", "legacy"]),
+    # Other spellings of false (ppo-job.hydraFalse); quoted, Hydra keeps the text, which still asks for the legacy one.
+    *[Case(f"colocate-async-with-the-legacy-trainer-{name}", job(
+        verlVersion="0.9.1", trainer={"mode": "colocate_async"}, extraArgs=[f"trainer.use_v1={spelling}"]),
+           "ppo-job.trainer.mode", mentions=["extraArgs[0]", "legacy"])
+      for name, spelling in [("single-quoted", "'false'"), ("double-quoted", '"false"'),
+                             ("quoted-capital", "'False'"), ("upper-case", "FALSE"), ("null", "null")]],
+    Case("hybrid-engine-off-quoted", job(verlVersion="0.9.1", extraArgs=['actor_rollout_ref.hybrid_engine="False"']),
+         "ppo-job.extraArgs[0]", value='actor_rollout_ref.hybrid_engine="False"', mentions=["separate_async"]),
     Case("unknown-trainer-mode", job(trainer={"mode": "separate"}), "ppo-job.trainer.mode", layer="schema"),
     # The final output only from vLLM: veRL 0.9.1's agent loop manager, vLLM's setting, the sync trainer only.
     Case("final-output-in-verl-0.4", job(rollout={"finalOutputOnly": True}), "ppo-job.rollout.finalOutputOnly",

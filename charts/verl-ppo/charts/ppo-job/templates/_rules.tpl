@@ -469,7 +469,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
      (the v1 ones) or assert it is true (the legacy one). */}}
 {{- define "ppo-job.rules.hybridEngineOff" -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- if and (ne $.Values.trainer.mode "separate_async") (regexMatch "^actor_rollout_ref\\.hybrid_engine=(?i:false|0)$" $arg) -}}
+{{- $value := trimPrefix "actor_rollout_ref.hybrid_engine=" $arg -}}
+{{- if and (ne $.Values.trainer.mode "separate_async") (ne $value $arg) (include "ppo-job.hydraFalse" $value) -}}
 {{- $problem := printf "turns the hybrid engine off, which only separate_async uses (the trainer mode is %s)" $.Values.trainer.mode -}}
 {{- $fix := printf "remove it; for a rollout on GPUs of its own: --set ppo-job.trainer.mode=separate_async --set global.rolloutPool.enabled=true" -}}
 {{- $field := printf "ppo-job.extraArgs[%d]" $index -}}
@@ -478,11 +479,22 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
-{{/* The indexes of ppo-job.extraArgs that run veRL's legacy trainer (trainer.use_v1=false), as a JSON list. */}}
+{{/* "true" where a Hydra override's value (the text after key=) says false to veRL, which tests such switches by
+     Python's truth: false in any letter case, null, a zero, an empty text, list or map (Hydra drops the spaces around
+     a value); or false quoted, which Hydra keeps as text that veRL would take for true, against its writer's word
+     (generator check refuses that text's type). Else "". */}}
+{{- define "ppo-job.hydraFalse" -}}
+{{- $false := "(?i:false|null)|[-+]?(0|0*\\.0+|0+\\.0*)([eE][-+]?[0-9]+)?|''|\"\"|\\[ *\\]|\\{ *\\}|'(?i:false)'|\"(?i:false)\"" -}}
+{{- if regexMatch (printf "^ *(%s) *$" $false) . }}true{{ end -}}
+{{- end -}}
+
+{{/* The indexes of ppo-job.extraArgs that ask for veRL's legacy trainer (trainer.use_v1 false, ppo-job.hydraFalse), as
+     a JSON list. */}}
 {{- define "ppo-job.legacyTrainerArgs" -}}
 {{- $found := list -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- if regexMatch "^trainer\\.use_v1=(?i:false|0)$" $arg -}}{{- $found = append $found $index -}}{{- end -}}
+{{- $value := trimPrefix "trainer.use_v1=" $arg -}}
+{{- if and (ne $value $arg) (include "ppo-job.hydraFalse" $value) }}{{ $found = append $found $index }}{{ end -}}
 {{- end -}}
 {{- toJson $found -}}
 {{- end -}}
@@ -493,7 +505,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
 {{- if ne $mode "sync" -}}
 {{- $arg := index $.Values.extraArgs (int $index) -}}
-{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s runs its legacy one, which has only sync" (int $index) $arg -}}
+{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s asks for its legacy one, which has only sync" (int $index) $arg -}}
 {{- $fix := printf "remove ppo-job.extraArgs[%d], or --set ppo-job.trainer.mode=sync" (int $index) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -506,7 +518,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
 {{- if $.Values.rollout.finalOutputOnly -}}
 {{- $arg := index $.Values.extraArgs (int $index) -}}
-{{- $problem := printf "needs veRL's default trainer; ppo-job.extraArgs[%d]=%s runs the legacy one, whose manager differs" (int $index) $arg -}}
+{{- $problem := printf "needs veRL's default trainer; ppo-job.extraArgs[%d]=%s asks for the legacy one, whose manager differs" (int $index) $arg -}}
 {{- $fix := printf "--set ppo-job.rollout.finalOutputOnly=false, or remove ppo-job.extraArgs[%d]" (int $index) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
