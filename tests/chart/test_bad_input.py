@@ -500,6 +500,10 @@ CASES = [
     Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}},
          "global.storage.mountPath"),
     Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
+    # null deletes the default and the umbrella's schema cannot ask it back: the rulebook names it before any rule
+    # that reads the path stops on a template error.
+    Case("mount-path-null", {"global": {"storage": {"mountPath": None}}}, "global.storage.mountPath", value="null",
+         mentions=["global.storage.mountPath=/data"]),
     Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
          mentions=["raycluster.credentials.wandb.secretName"]),
     Case("wandb-logger-with-another-secret-in-env", job(trainer={"logger": ["console", "wandb"]}) | ray(
@@ -1529,11 +1533,12 @@ SET_FORMS = [  # (arguments, the fields named, the layer that stops them)
     (["--set", "observability.podMonitor.additionalLabels.volcengine\\.vmp=on"], [], None),
     (["--set-string", "raycluster.head.rayStartParams.num-cpus=4"], [], None),
     (["--set-json", 'ppo-job.trainer.logger=["console","tensorbord"]'], ["ppo-job.trainer.logger"], "schema"),
+    (["--set", "global.storage.mountPath=null"], ["global.storage.mountPath"], "rule"),
 ]
 
 
 @pytest.mark.parametrize("args,fields,layer", SET_FORMS,
-                         ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json"])
+                         ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json", "null-deletes"])
 def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields, layer):
     result = helm_cli.template(helm, *args)
     code = generator_main(["check", *args])
