@@ -62,6 +62,18 @@ def decode_fixed_params_billion(measured: Measured) -> float:
     return max(0.0, (t1 * p2 - t2 * p1) / (t2 - t1))
 
 
+# The same values on one machine asking vLLM for the final output only and for every token's output (2026-12-03e):
+# their rollouts' ratio (3.01 s against 4.27; vLLM's async engine alone at 1.5B: 3.66 against 5.02, 0.73).
+OUTPUT_KIND_PAIR = ("generated-final-output", "generated-every-step")
+
+
+def final_output_ratio(measured: Measured) -> float:
+    """The rollout's seconds asking for the final output only over those asking for every token's output, from
+    OUTPUT_KIND_PAIR; 1 where the pair is not both measured."""
+    gen = {run.name: run.seconds["gen"] for run, _ in measured if run.name in OUTPUT_KIND_PAIR}
+    return gen[OUTPUT_KIND_PAIR[0]] / gen[OUTPUT_KIND_PAIR[1]] if len(gen) == 2 else 1.0
+
+
 def time_reference(inputs: PlanInputs, measured: Measured) -> tuple[MeasuredRun, PlanInputs] | None:
     """The measured run whose seconds fit this plan best: the same batching (token budgets or fixed micro batches),
     then the same algorithm, then LoRA or not (a LoRA update skips the base's weight grads), then the nearest model
@@ -112,6 +124,9 @@ def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
     mine, their_work = phase_work(inputs), phase_work(theirs)
     shared = differences(inputs, run, theirs)
     fixed = decode_fixed_params_billion(measured)
+    output_kind = 1.0
+    if inputs.sizing.final_output_only != theirs.sizing.final_output_only:
+        output_kind = final_output_ratio(measured) ** (1 if inputs.sizing.final_output_only else -1)
     phases = []
     for name in PHASE_ORDER:
         if name not in mine:
@@ -121,7 +136,7 @@ def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
         size = ours.size / measured_work.size
         mine_params, their_params = inputs.model.params_billion, theirs.model.params_billion
         if name == "gen":  # a decode step: its fixed cost and the replica's weights shard it reads
-            each = max(1.0, size) * (mine_params / inputs.sizing.tensor_parallel + fixed) / (
+            each = max(1.0, size) * output_kind * (mine_params / inputs.sizing.tensor_parallel + fixed) / (
                 their_params / theirs.sizing.tensor_parallel + fixed)
         elif ours.floor:
             training = name in TRAINING_PHASES

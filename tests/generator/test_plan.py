@@ -18,7 +18,7 @@ from generator.cli import main
 from generator.measurements import MEASUREMENTS, measured_runs
 from generator import memory, paths
 from generator.plan import inputs_for, measured_inputs, measured_plans, plan, with_settings
-from generator.plantime import decode_fixed_params_billion
+from generator.plantime import decode_fixed_params_billion, final_output_ratio
 from generator.planwork import (CRITIC_BUDGET_FIELDS, MODELLED_VERL, Work, launch_floor_tokens, micro_batch_cost, split,
                                uses_reference)
 from generator.verlversions import by_version
@@ -358,3 +358,21 @@ def test_checkpointing_costs_its_recompute_and_twice_the_launches():
     floor = launch_floor_tokens(0.49)
     assert micro_batch_cost(floor / 4, 0.49, True) == pytest.approx(2 * micro_batch_cost(floor / 4, 0.49, False))
     assert micro_batch_cost(4 * floor, 0.49, True) == pytest.approx(8 / 6 * micro_batch_cost(4 * floor, 0.49, False))
+
+
+def test_the_rollout_is_planned_at_the_output_kind_the_values_ask_for():
+    """A plan asking for the final output only, timed from a run that asked for every token's (the 1.5B ladder run),
+    takes the measured pair's ratio of the two, below 1."""
+    measured = measured_plans(CATALOG, RUNS)
+    ratio = final_output_ratio(measured)
+    assert 0.5 < ratio < 1
+    run = next(run for run in RUNS if run.name == "ladder-1.5b-generated")
+    assert not run.settings.final_output_only
+    inputs = measured_inputs(CATALOG, run)
+    gens = {}
+    for kind in (False, True):
+        time = plan(with_settings(inputs, final_output_only=kind), measured).time
+        assert time.reference == run
+        gens[kind] = next(phase.seconds for phase in time.phases if phase.name == "gen")
+    assert gens[False] == pytest.approx(run.seconds["gen"])
+    assert gens[True] == pytest.approx(run.seconds["gen"] * ratio)
