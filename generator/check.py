@@ -4,7 +4,8 @@ own config; where all that passes, whether the run fits its GPUs by the plan: ge
 
 No rule is written here: the chart's rulebook (verl-ppo-lib's _rules.tpl and each component's
 _rules.tpl) is the only one, and Helm merges the values, so this and `helm template` always agree. Helm
-renders with --skip-schema-validation, so the rules' findings come in the same run as the schema's.
+renders with --skip-schema-validation, so the rules' findings come in the same run as the schema's. Only what
+Helm's merge hides is found here first: a key given twice in one map of a file, whose first values Helm drops.
 """
 
 from __future__ import annotations
@@ -92,14 +93,47 @@ def verl_config_findings(job: dict[str, Any]) -> tuple[list[Finding], list[str]]
     return findings, []
 
 
+def duplicate_key_findings(files: tuple[Path, ...]) -> list[Finding]:
+    """Each key a file gives twice in one map: Helm's YAML reader keeps the last and drops the first's values without
+    a word (a second `ppo-job:` block drops the whole first one). A file YAML cannot read is left to Helm's error."""
+    findings = []
+    for path in files:
+        try:
+            documents = list(yaml.compose_all(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        pending = [(node, "") for node in documents if node is not None]
+        seen_nodes: set[int] = set()  # an alias is walked once, at its first path
+        while pending:
+            node, where = pending.pop()
+            if id(node) in seen_nodes:
+                continue
+            seen_nodes.add(id(node))
+            if isinstance(node, yaml.SequenceNode):
+                pending += [(item, f"{where}[{index}]") for index, item in enumerate(node.value)]
+            if not isinstance(node, yaml.MappingNode):
+                continue
+            seen: dict[str, int] = {}
+            for key, value in node.value:
+                name = str(key.value) if isinstance(key, yaml.ScalarNode) else ""
+                field = f"{where}.{name}" if where else name
+                if name and key.tag != "tag:yaml.org,2002:merge" and name in seen:
+                    findings.append(Finding(field, "", f"is given twice in {path} (lines {seen[name]} and "
+                                            f"{key.start_mark.line + 1}): Helm keeps the last and drops the first's "
+                                            "values", "merge the two into one"))
+                seen.setdefault(name, key.start_mark.line + 1)
+                pending.append((value, field))
+    return findings
+
+
 def check(chart: Path, inputs: HelmInputs) -> Verdict:
-    """The schema's findings, then the chart's rules (where every value is of the kind its node allows: the
-    rules read them so), then veRL's config."""
+    """A key given twice, the schema's findings, then the chart's rules (where every value is of the kind its node
+    allows: the rules read them so), then veRL's config."""
     try:
         values = merged_values(chart, inputs)
     except ValueError as refused:
         return Verdict([Finding("(values)", "", str(refused), "fix the values file or the --set syntax Helm names")])
-    verdict = Verdict(schema_findings(values))
+    verdict = Verdict(duplicate_key_findings(inputs.files) + schema_findings(values))
     if schemafindings.mistyped(values_schema(), values):
         return verdict  # the rules would read the mistyped values as something else
     rendered = template(chart, inputs, "--skip-schema-validation")

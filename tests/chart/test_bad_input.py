@@ -246,6 +246,14 @@ CASES = [
     Case("colocate-async-with-the-legacy-trainer", job(verlVersion="0.9.1", trainer={"mode": "colocate_async"},
                                                        extraArgs=["trainer.use_v1=false"]),
          "ppo-job.trainer.mode", mentions=["extraArgs[0]", "legacy"]),
+    # Other spellings of false (ppo-job.hydraFalse); quoted, Hydra keeps the text, which still asks for the legacy one.
+    *[Case(f"colocate-async-with-the-legacy-trainer-{name}", job(
+        verlVersion="0.9.1", trainer={"mode": "colocate_async"}, extraArgs=[f"trainer.use_v1={spelling}"]),
+           "ppo-job.trainer.mode", mentions=["extraArgs[0]", "legacy"])
+      for name, spelling in [("single-quoted", "'false'"), ("double-quoted", '"false"'),
+                             ("quoted-capital", "'False'"), ("upper-case", "FALSE"), ("null", "null")]],
+    Case("hybrid-engine-off-quoted", job(verlVersion="0.9.1", extraArgs=['actor_rollout_ref.hybrid_engine="False"']),
+         "ppo-job.extraArgs[0]", value='actor_rollout_ref.hybrid_engine="False"', mentions=["separate_async"]),
     Case("unknown-trainer-mode", job(trainer={"mode": "separate"}), "ppo-job.trainer.mode", layer="schema"),
     # The final output only from vLLM: veRL 0.9.1's agent loop manager, vLLM's setting, the sync trainer only.
     Case("final-output-in-verl-0.4", job(rollout={"finalOutputOnly": True}), "ppo-job.rollout.finalOutputOnly",
@@ -309,6 +317,12 @@ CASES = [
          "ppo-job.extraArgs[0]", value="actor_rollout_ref.hybrid_engine=false", mentions=["separate_async"]),
     Case("replay-buffer-polled-past-veRLs-own", job(trainer={"rolloutPollSeconds": 3}),
          "ppo-job.trainer.rolloutPollSeconds", layer="schema"),
+    # veRL 0.3 and 0.4 poll no replay buffer: an interval other than the default or null would do nothing there.
+    Case("replay-buffer-poll-on-verl-0.4", job(trainer={"rolloutPollSeconds": 0.5}),
+         "ppo-job.trainer.rolloutPollSeconds", mentions=["0.4.1", "ppo-job.verlVersion=0.9.1"]),
+    Case("replay-buffer-poll-on-verl-0.3", {"global": {"image": image_values("0.3.0.post1")}} | job(
+        verlVersion="0.3.0.post1", trainer={"rolloutPollSeconds": 2}), "ppo-job.trainer.rolloutPollSeconds",
+         mentions=["0.3.0.post1", "0.05 or null"]),
     Case("grpo-batch-times-n-not-divisible", job(algorithm={"name": "grpo"}, data={"trainBatchSize": 250}),
          "ppo-job.data.trainBatchSize", mentions=["rollout.n (5)"]),
     Case("reward-function-not-a-python-file", job(reward={"functionPath": "/data/rewards/score"}),
@@ -486,6 +500,10 @@ CASES = [
     Case("mount-path-with-newline", {"global": {"storage": {"mountPath": "/data\nreadOnly: true"}}},
          "global.storage.mountPath"),
     Case("mount-path-with-space", {"global": {"storage": {"mountPath": "/shared data"}}}, "global.storage.mountPath"),
+    # null deletes the default and the umbrella's schema cannot ask it back: the rulebook names it before any rule
+    # that reads the path stops on a template error.
+    Case("mount-path-null", {"global": {"storage": {"mountPath": None}}}, "global.storage.mountPath", value="null",
+         mentions=["global.storage.mountPath=/data"]),
     Case("wandb-logger-without-its-secret", job(trainer={"logger": ["console", "wandb"]}), "ppo-job.trainer.logger",
          mentions=["raycluster.credentials.wandb.secretName"]),
     Case("wandb-logger-with-another-secret-in-env", job(trainer={"logger": ["console", "wandb"]}) | ray(
@@ -1062,6 +1080,25 @@ CASES = [
                              ("block", "actor_rollout_ref.model.lora={rank:8}", "ppo-job.model.lora.rank="),
                              ("critic-adapter", "critic.model.lora.adapter_path=/data/a",
                               "ppo-job.critic.lora.rank=")]],
+    # The fourth adversary round. A section set at once: Hydra merges a {...} value into it (and puts any other value in
+    # its place) over keys the chart renders or its rules read, each rule then blind to it.
+    *[Case(f"extra-arg-section-{name}",
+           {"global": {"image": image_values("0.9.1")}} | job(verlVersion="0.9.1", extraArgs=[arg], model={
+               "path": "/data/models/Qwen2.5-7B", "lora": {"rank": 32}}),
+           "ppo-job.extraArgs[0]", value=arg, mentions=[named])
+      for name, arg, named in [
+          ("lora-actor-back-to-fsdp1", "actor_rollout_ref.actor={strategy:fsdp}", "actor_rollout_ref.actor.strategy="),
+          ("lora-rank", "actor_rollout_ref.model={use_shm: true, lora_rank: 8}", "actor_rollout_ref.model.lora_rank"),
+          ("gpu-total", "trainer={nnodes: 3}", "trainer.nnodes"),
+          ("legacy-trainer", "trainer={use_v1: false}", "trainer.use_v1"),
+          ("model-replaced", "actor_rollout_ref.model=null", "actor_rollout_ref.model.<key>=")]],
+    # A whole number past what Helm's float64 turns into an int: it rendered -9223372036854775808 into veRL's command.
+    *[Case(f"{name}-past-int32", job(**values), field, layer="schema")
+      for name, values, field in [
+          ("lora-alpha", {"model": {"path": "/data/m", "lora": {"rank": 8, "alpha": 10**20}}},
+           "ppo-job.model.lora.alpha"),
+          ("total-epochs", {"trainer": {"totalEpochs": 10**20}}, "ppo-job.trainer.totalEpochs"),
+          ("save-freq", {"trainer": {"saveFreq": 2**31}}, "ppo-job.trainer.saveFreq")]],
 ]
 
 
@@ -1078,6 +1115,8 @@ SECRET = {"secretName": "wandb", "key": "api-key"}
 # Valid but unusual: each must be accepted by Helm 3, Helm 4 and `generator check`, and render safely
 # (test_chart.py, test_verl_config.py check where the values land).
 ACCEPTED = [
+    Accepted("replay-buffer-off-on-verl-0.3", {"global": {"image": image_values("0.3.0.post1")}} | job(
+        verlVersion="0.3.0.post1", trainer={"rolloutPollSeconds": None})),
     Accepted("final-output-only-on-verl-0.9.1", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", rollout={"finalOutputOnly": True}, trainer={"rolloutPollSeconds": None})),
     # Code the user put on the shared volume goes on PYTHONPATH from there (the real-node tier's stand-in does).
@@ -1113,6 +1152,9 @@ ACCEPTED = [
                                                                                                "2024", "...")],
     Accepted("project-hidden-name", job(trainer={"projectName": ".runs"})),
     Accepted("checkpoint-dir-normalises-onto-the-volume", job(trainer={"checkpointDir": "/data/./ckpt//run/"})),
+    # A {...} value that sets no key the chart renders or reads: Hydra merges it into the section.
+    Accepted("extra-arg-dict-of-keys-the-chart-leaves", job(extraArgs=[
+        "trainer={val_before_train: false}"])),
     Accepted("output-dirs-on-the-volume", job(extraArgs=["trainer.rollout_data_dir=/data/rollouts",
                                                          "trainer.validation_data_dir=null"])),
     Accepted("harmless-names-that-mention-tokens", ray(env=[{"name": "TOKENIZERS_PARALLELISM", "value": "false"}]) |
@@ -1491,11 +1533,12 @@ SET_FORMS = [  # (arguments, the fields named, the layer that stops them)
     (["--set", "observability.podMonitor.additionalLabels.volcengine\\.vmp=on"], [], None),
     (["--set-string", "raycluster.head.rayStartParams.num-cpus=4"], [], None),
     (["--set-json", 'ppo-job.trainer.logger=["console","tensorbord"]'], ["ppo-job.trainer.logger"], "schema"),
+    (["--set", "global.storage.mountPath=null"], ["global.storage.mountPath"], "rule"),
 ]
 
 
 @pytest.mark.parametrize("args,fields,layer", SET_FORMS,
-                         ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json"])
+                         ids=["comma-pair", "list-index", "escaped-dot", "set-string", "set-json", "null-deletes"])
 def test_check_and_helm_agree_on_set_forms(helm, capsys, args, fields, layer):
     result = helm_cli.template(helm, *args)
     code = generator_main(["check", *args])

@@ -98,3 +98,29 @@ def test_check_names_a_chart_folder_without_a_chart(where: str, tmp_path: Path, 
     error = capsys.readouterr().err.strip()
     assert error == (f"check: --chart {chart}: no Chart.yaml there; give the verl-ppo chart's folder, e.g. "
                      "charts/verl-ppo (the default)")
+
+
+# (id, the file's text, the finding's start). Helm keeps a key's last value and drops the first's without a word.
+DUPLICATE_CASES = [
+    ("section-twice", 'ppo-job:\n  verlVersion: "0.9.1"\nppo-job:\n  data: {trainBatchSize: 128}\n',
+     "ppo-job=: is given twice in {file} (lines 1 and 3)"),  # was: ok, veRL 0.4.1 run (the first block dropped)
+    ("lora-twice", "ppo-job:\n  model:\n    lora: {rank: 8}\n    lora: {alpha: 32}\n",
+     "ppo-job.model.lora=: is given twice in {file} (lines 3 and 4)"),
+]
+
+
+@pytest.mark.parametrize("text,start", [case[1:] for case in DUPLICATE_CASES],
+                         ids=[case[0] for case in DUPLICATE_CASES])
+def test_check_names_a_key_given_twice(text: str, start: str, tmp_path: Path, capsys):
+    values = tmp_path / "values.yaml"
+    values.write_text(text)
+    assert run(["check", str(values)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{values}: " + start.format(file=values)), lines
+    assert lines[0].endswith("Fix: merge the two into one"), lines
+
+
+def test_check_leaves_a_merge_key_and_its_override_alone(tmp_path: Path, capsys):
+    values = tmp_path / "values.yaml"
+    values.write_text("ppo-job:\n  data: {trainBatchSize: 128}\n  rollout:\n    <<: {name: vllm}\n    name: vllm\n")
+    assert run(["check", str(values)]) == 0, capsys.readouterr().out

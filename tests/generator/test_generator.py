@@ -151,7 +151,9 @@ def test_chart_schemas_are_closed_and_carry_each_fix_in_the_description():
     charts = _published_charts()
     umbrella = charts["verl-ppo"]
     batch = umbrella["properties"]["ppo-job"]["properties"]["data"]["properties"]["trainBatchSize"]
-    assert batch == {"description": "Fix: write a whole number; use 1 or more", "type": "integer", "minimum": 1}
+    # The int32 bound keeps a whole number Helm reads as float64 from rendering past int64 (-9223372036854775808).
+    assert batch == {"description": "Fix: write a whole number; use 1 or more; use 2147483647 or less",
+                     "type": "integer", "minimum": 1, "maximum": 2147483647}
     cpu = umbrella["definitions"]["cpuQuantity"]
     assert cpu["description"].endswith(". Fix: " + schema.values_schema()["definitions"]["cpuQuantity"]["x-fix"])
     assert "x-fix" not in json.dumps(charts) and "x-messages" not in json.dumps(charts)

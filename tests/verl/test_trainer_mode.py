@@ -7,6 +7,7 @@ manager composes into the key veRL loads it by; the versions without them render
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 from omegaconf import OmegaConf
@@ -107,7 +108,7 @@ BAD_MODES = [
     ([*image_args("0.9.1"), "--set", "ppo-job.trainer.mode=colocate_async",
       "--set", "ppo-job.extraArgs[0]=trainer.use_v1=False"],
      "ppo-job.trainer.mode=colocate_async: needs veRL's default trainer, but ppo-job.extraArgs[0]=trainer.use_v1=False "
-     "runs its legacy one, which has only sync"),
+     "asks for its legacy one, which has only sync"),
     ([*image_args("0.9.1"), "--set", "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync"],
      "ppo-job.extraArgs[0]=trainer.v1.trainer_mode=sync: sets a key the chart renders from values"),
 ]
@@ -121,12 +122,50 @@ def test_a_mode_veRL_would_not_run_is_refused_by_helm_and_generator_check(args, 
     assert message in " ".join(capsys.readouterr().out.split())
 
 
+# Ways to write trainer.use_v1's value. veRL tests it by Python's truth: what Hydra makes of each picks the trainer.
+USE_V1_SPELLINGS = ["false", "False", "FALSE", "0", "-0", "0.0", ".0", "0e0", "null", "NULL", "''", '""', "[]", "{}",
+                    "'false'", '"false"', "'False'", '"False"', "true", "True", "1", "0.5", "'true'", "'0'", "00"]
+
+
+@pytest.mark.parametrize("spelling", USE_V1_SPELLINGS)
+def test_each_spelling_of_the_legacy_trainer_meets_the_mode_rule(spelling):
+    """Beside a mode, the rulebook (ppo-job.hydraFalse) refuses each trainer.use_v1 that veRL 0.9.1's config, composed
+    with Hydra, reads as false, and false quoted: Hydra keeps that as text veRL would take for true, against its
+    writer's word. Every other spelling passes the rule."""
+    value = compose_with_verl("0.9.1", [f"trainer.use_v1={spelling}"]).trainer.use_v1
+    asks_legacy = not value or (isinstance(value, str) and value.lower() == "false")
+    extra = "ppo-job.extraArgs=" + json.dumps([f"trainer.use_v1={spelling}"])
+    result = helm_cli.template(helm_binaries()["helm4"], *image_args("0.9.1"),
+                               "--set", "ppo-job.trainer.mode=colocate_async", "--set-json", extra)
+    refusal = ("ppo-job.trainer.mode=colocate_async: needs veRL's default trainer, but "
+               f"ppo-job.extraArgs[0]=trainer.use_v1={spelling} ")
+    assert (refusal in result.output) == asks_legacy, (value, result.output)
+    assert (result.returncode != 0) == asks_legacy, (value, result.output)
+
+
 @pytest.mark.parametrize("setting, field", [("ppo-job.trainer.mode=separate", "/trainer/mode"),
                                             ("ppo-job.trainer.rolloutPollSeconds=0.001", "/trainer/rolloutPollSeconds"),
                                             ("ppo-job.trainer.rolloutPollSeconds=3", "/trainer/rolloutPollSeconds")])
 def test_the_schema_bounds_the_mode_and_the_poll(setting, field):
     result = helm_cli.template(helm_binaries()["helm4"], "--set", setting)
     assert result.returncode != 0 and field in result.output, result.output
+
+
+@pytest.mark.parametrize("version", verl_versions())
+def test_a_poll_interval_is_refused_where_nothing_polls(version, capsys):
+    """A version whose trainer polls no replay buffer renders no interval: there the default and null pass, another
+    value is refused, naming it, by Helm and generator check alike; a version that polls takes each."""
+    polls = VERSIONS[version].quick_poll_sampler
+    for seconds in ("null", "0.05", "0.5"):
+        args = [*image_args(version), "--set-json", f"ppo-job.trainer.rolloutPollSeconds={seconds}"]
+        refused = seconds == "0.5" and not polls
+        result = helm_cli.template(helm_binaries()["helm4"], *args)
+        assert (result.returncode != 0) == refused, result.output
+        assert generator_main(["check", *args]) == int(refused)
+        if refused:
+            said = " ".join(capsys.readouterr().out.split())
+            assert f"ppo-job.trainer.rolloutPollSeconds=0.5: is ignored by veRL {version}" in said, said
+            assert "Fix: leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null" in said, said
 
 
 def test_the_final_output_manager_composes_and_travels_with_the_run():

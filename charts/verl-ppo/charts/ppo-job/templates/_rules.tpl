@@ -28,6 +28,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.trainerModeLegacy" . -}}
 {{- include "ppo-job.rules.finalOutputLegacyTrainer" . -}}
 {{- include "ppo-job.rules.pinnedPoolsNeedPlugins" . -}}
+{{- include "ppo-job.rules.rolloutPollVersion" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
 {{- include "ppo-job.rules.poolTooSmall" . -}}
@@ -388,6 +389,21 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The poll interval is the chart's replay buffer's, which only a veRL whose trainer polls one takes (quickPollSampler):
+     elsewhere nothing renders it, so a value other than the default (0.05, values.yaml) or null would do nothing. */}}
+{{- define "ppo-job.rules.rolloutPollVersion" -}}
+{{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
+{{- $seconds := .Values.trainer.rolloutPollSeconds -}}
+{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) 0.05) -}}
+{{- $polling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "quickPollSampler" "engine" "") -}}
+{{- $problem := printf "is ignored by veRL %s, whose trainer polls no replay buffer (veRL %s's does)"
+  (toString .Values.verlVersion) $polling -}}
+{{- $fix := printf "leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null, or --set-string ppo-job.verlVersion=%s with an image of that veRL"
+  $polling -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.rolloutPollSeconds" "value" $seconds "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* "true" where veRL runs the rollout on the rollout pool: ppo-job.trainer.mode=separate_async with global.rolloutPool
      on; else "". */}}
 {{- define "ppo-job.rolloutOnPool" -}}
@@ -453,7 +469,8 @@ n = GPUs in total, B = train batch, N = rollout.n.
      (the v1 ones) or assert it is true (the legacy one). */}}
 {{- define "ppo-job.rules.hybridEngineOff" -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- if and (ne $.Values.trainer.mode "separate_async") (regexMatch "^actor_rollout_ref\\.hybrid_engine=(?i:false|0)$" $arg) -}}
+{{- $value := trimPrefix "actor_rollout_ref.hybrid_engine=" $arg -}}
+{{- if and (ne $.Values.trainer.mode "separate_async") (ne $value $arg) (include "ppo-job.hydraFalse" $value) -}}
 {{- $problem := printf "turns the hybrid engine off, which only separate_async uses (the trainer mode is %s)" $.Values.trainer.mode -}}
 {{- $fix := printf "remove it; for a rollout on GPUs of its own: --set ppo-job.trainer.mode=separate_async --set global.rolloutPool.enabled=true" -}}
 {{- $field := printf "ppo-job.extraArgs[%d]" $index -}}
@@ -462,11 +479,22 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
-{{/* The indexes of ppo-job.extraArgs that run veRL's legacy trainer (trainer.use_v1=false), as a JSON list. */}}
+{{/* "true" where a Hydra override's value (the text after key=) says false to veRL, which tests such switches by
+     Python's truth: false in any letter case, null, a zero, an empty text, list or map (Hydra drops the spaces around
+     a value); or false quoted, which Hydra keeps as text that veRL would take for true, against its writer's word
+     (generator check refuses that text's type). Else "". */}}
+{{- define "ppo-job.hydraFalse" -}}
+{{- $false := "(?i:false|null)|[-+]?(0|0*\\.0+|0+\\.0*)([eE][-+]?[0-9]+)?|''|\"\"|\\[ *\\]|\\{ *\\}|'(?i:false)'|\"(?i:false)\"" -}}
+{{- if regexMatch (printf "^ *(%s) *$" $false) . }}true{{ end -}}
+{{- end -}}
+
+{{/* The indexes of ppo-job.extraArgs that ask for veRL's legacy trainer (trainer.use_v1 false, ppo-job.hydraFalse), as
+     a JSON list. */}}
 {{- define "ppo-job.legacyTrainerArgs" -}}
 {{- $found := list -}}
 {{- range $index, $arg := .Values.extraArgs -}}
-{{- if regexMatch "^trainer\\.use_v1=(?i:false|0)$" $arg -}}{{- $found = append $found $index -}}{{- end -}}
+{{- $value := trimPrefix "trainer.use_v1=" $arg -}}
+{{- if and (ne $value $arg) (include "ppo-job.hydraFalse" $value) }}{{ $found = append $found $index }}{{ end -}}
 {{- end -}}
 {{- toJson $found -}}
 {{- end -}}
@@ -477,7 +505,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
 {{- if ne $mode "sync" -}}
 {{- $arg := index $.Values.extraArgs (int $index) -}}
-{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s runs its legacy one, which has only sync" (int $index) $arg -}}
+{{- $problem := printf "needs veRL's default trainer, but ppo-job.extraArgs[%d]=%s asks for its legacy one, which has only sync" (int $index) $arg -}}
 {{- $fix := printf "remove ppo-job.extraArgs[%d], or --set ppo-job.trainer.mode=sync" (int $index) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.trainer.mode" "value" $mode "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -490,7 +518,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
 {{- if $.Values.rollout.finalOutputOnly -}}
 {{- $arg := index $.Values.extraArgs (int $index) -}}
-{{- $problem := printf "needs veRL's default trainer; ppo-job.extraArgs[%d]=%s runs the legacy one, whose manager differs" (int $index) $arg -}}
+{{- $problem := printf "needs veRL's default trainer; ppo-job.extraArgs[%d]=%s asks for the legacy one, whose manager differs" (int $index) $arg -}}
 {{- $fix := printf "--set ppo-job.rollout.finalOutputOnly=false, or remove ppo-job.extraArgs[%d]" (int $index) -}}
 {{- include "verl-ppo.rule" (dict "state" $.state "field" "ppo-job.rollout.finalOutputOnly" "value" true "problem" $problem "fix" $fix) -}}
 {{- end -}}
@@ -508,13 +536,51 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- $key := regexReplaceAll "=(.|\n)*$" $arg "" -}}
 {{- $item := dict "state" $.state "field" (printf "ppo-job.extraArgs[%d]" $index) "arg" $arg "key" $key "hydra" $hydra "facts" $facts
   "override" $override "rendered" (hasKey $owned $key) "value" (ternary (trimPrefix (printf "%s=" $key) $arg) "" $override)
-  "version" (toString $.Values.verlVersion) -}}
+  "version" (toString $.Values.verlVersion) "owned" $owned -}}
 {{- include "ppo-job.rules.extraArgAddsKey" $item -}}
 {{- include "ppo-job.rules.extraArgNotOverride" $item -}}
 {{- include "ppo-job.rules.extraArgKey" $item -}}
 {{- include "ppo-job.rules.extraArgValue" $item -}}
 {{- include "ppo-job.rules.extraArgRendered" $item -}}
 {{- include "ppo-job.rules.extraArgTwin" $item -}}
+{{- include "ppo-job.rules.extraArgSection" $item -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A section set at once: Hydra merges a {...} value into the section and puts any other value in its place, over keys
+     the chart renders (ppo-job.chartOwnedKeys) or its rules read in extraArgs, which then neither sees: an extraArgs
+     item sets those one key each. Call with ppo-job.rules.extraArgs's item. */}}
+{{- define "ppo-job.rules.extraArgSection" -}}
+{{- if .override -}}
+{{- $whole := hasPrefix "{" .value -}}
+{{- $sets := list .key -}}
+{{- if $whole -}}
+{{- $sets = list -}}
+{{- range regexFindAll "(^\\{|,) *[A-Za-z0-9_.-]+ *:" (regexReplaceAll "'[^']*'|\"[^\"]*\"" .value "''") -1 -}}
+{{- $sets = append $sets (printf "%s.%s" $.key (regexReplaceAll "^[{,] *|[ :]+$" . "")) -}}
+{{- end -}}
+{{- end -}}
+{{- /* The keys the other extraArgs rules read: the trainer, the engines, the Megatron LoRA, the outputs, the twins. */}}
+{{- $read := list "trainer.use_v1" "actor_rollout_ref.hybrid_engine" "actor_rollout_ref.actor.strategy" "actor_rollout_ref.ref.strategy"
+  "critic.strategy" "actor_rollout_ref.model.lora" "critic.model.lora" "trainer.rollout_data_dir" "trainer.validation_data_dir"
+  "actor_rollout_ref.actor.ppo_micro_batch_size" "actor_rollout_ref.rollout.log_prob_micro_batch_size"
+  "actor_rollout_ref.ref.log_prob_micro_batch_size" "critic.ppo_micro_batch_size" -}}
+{{- $hit := list -}}
+{{- range $key := concat (keys .owned | sortAlpha) $read -}}
+{{- range $set := $sets -}}
+{{- if or (hasPrefix (printf "%s." $set) $key) (and $whole (eq $set $key)) }}{{ $hit = append $hit $key }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $hit = uniq $hit -}}
+{{- if $hit -}}
+{{- $shown := join ", " (slice $hit 0 (min 3 (len $hit))) -}}
+{{- if gt (len $hit) 3 }}{{ $shown = printf "%s and %d more" $shown (sub (len $hit) 3) }}{{ end -}}
+{{- $problem := printf "sets the section %s at once: Hydra %s, over %s, which the chart renders from values or checks in extraArgs" .key
+  (ternary "merges a {...} value into it" "puts this value in its place" $whole) $shown -}}
+{{- $fix := printf "write each key as an item of its own, e.g. %s=<value>, for a key the chart does not render"
+  (ternary (first $sets) (printf "%s.<key>" .key) $whole) -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

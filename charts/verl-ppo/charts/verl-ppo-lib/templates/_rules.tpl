@@ -20,6 +20,9 @@ then the one verl-ppo.rule call that records them.
 {{- end -}}
 {{- $state := dict "findings" list "credentials" (.Files.Get "files/credentials.yaml" | fromYaml) -}}
 {{- $release := dict "Values" .Values "Release" .Release "Chart" .Chart "Capabilities" .Capabilities "state" $state "present" $present -}}
+{{- /* Most rules read the mount path: without one they would stop on a template error before this rule is heard. */}}
+{{- include "verl-ppo.rules.mountPathSet" $release -}}
+{{- include "verl-ppo.failure" (dict "findings" $state.findings "chart" .Chart.Name) -}}
 {{- include "verl-ppo.rules.release" $release -}}
 {{- range $name, $values := $present -}}
 {{- $context := dict "Values" $values "Release" $.Release "Capabilities" $.Capabilities "state" $state "present" $present -}}
@@ -223,6 +226,16 @@ then the one verl-ppo.rule call that records them.
   "/etc/verl-ppo" "the submitter's files and the tracing hook" "/ray-tmp" "the rollout-metrics sidecar's view of /tmp/ray"
   "/prometheus" "the rollout-metrics sidecar's data" "/var/run/secrets/kubernetes.io/serviceaccount" "the submitter's API token" -}}
 {{- toJson $mounts -}}
+{{- end -}}
+
+{{/* The shared volume's mount path: --set global.storage.mountPath=null (or null in a values file) deletes the
+     default, which the schema cannot ask back (a component's partial values would fail the umbrella's schema). */}}
+{{- define "verl-ppo.rules.mountPathSet" -}}
+{{- if kindIs "invalid" .Values.global.storage.mountPath -}}
+{{- $problem := "leaves the shared volume without a mount path, which every pod and every path the run writes start from" -}}
+{{- $fix := "--set global.storage.mountPath=/data (the default) or another plain absolute path" -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" "global.storage.mountPath" "value" "null" "problem" $problem "fix" $fix) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The shared volume's mount path is its own directory: not /, not one the chart mounts something else at, nor a
