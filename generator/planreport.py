@@ -138,6 +138,12 @@ def model_error(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> float:
     return max(errors, default=0.0)
 
 
+def _markdown_table(header: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def measured_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
     header = ["run", "model", "values of", "GPUs", "settings", "torch peak GiB: plan / measured",
               "GPU peak GiB: plan / measured", "peak phase (plan)", "source"]
@@ -156,9 +162,7 @@ def measured_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
                      _difference(planned.peak.gpu_gib, run.peak_gpu_gib),
                      f"{planned.training_peak.name} / {planned.peak.name}",
                      f"`{run.source.removeprefix('docs/')}`"])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return _markdown_table(header, rows)
 
 
 def held_out_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
@@ -168,14 +172,13 @@ def held_out_table(catalog: Catalog, runs: tuple[MeasuredRun, ...]) -> str:
     header = ["run", "model", "seconds a step: plan from the others / measured", "from the run", "gen: plan / measured",
               "update_actor: plan / measured"]
     rows = []
-    for run, inputs in measured_plans(catalog, runs):
-        others = measured_plans(catalog, tuple(other for other in runs if other.name != run.name))
+    measured = measured_plans(catalog, runs)
+    for run, inputs in measured:
+        others = tuple(pair for pair in measured if pair[0].name != run.name)
         time = plan(inputs, others).time
         phases = {phase.name: phase.seconds for phase in time.phases}
         rows.append([f"`{run.name}`", run.model, _difference(time.seconds, run.seconds["step"]),
                      f"`{time.reference.name}`" if time.reference else "-",
                      _difference(phases["gen"], run.seconds.get("gen")),
                      _difference(phases["update_actor"], run.seconds.get("update_actor"))])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return _markdown_table(header, rows)

@@ -56,8 +56,7 @@ def uses_reference(algorithm: Algorithm) -> bool:
 # Below this many tokens a micro batch of a 0.5B model takes as long as one of this many: kernel launches bound it,
 # not the model's work. Measured on one H200 (lab/gpu/profile/model_bench.py, docs/sizing.md "Where the time goes"):
 # without checkpointing 107 ms at 2,128 and at 8,512 tokens, 185 ms at 17,024 (10.9 us a token, 35% MFU); time in
-# proportion to tokens above 9,800 meets all three. With checkpointing 192-234 ms at all three: its recompute
-# doubles the launches.
+# proportion to tokens above 9,800 meets all three. With checkpointing: CHECKPOINTING_LAUNCHES below.
 LAUNCH_FLOOR_TOKENS_0_5B = 9_800
 LAUNCH_FLOOR_PARAMS_BILLION = 0.494  # Qwen2.5-0.5B's, the model it was measured on
 
