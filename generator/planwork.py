@@ -67,21 +67,31 @@ def launch_floor_tokens(params_billion: float) -> float:
     return LAUNCH_FLOOR_TOKENS_0_5B * LAUNCH_FLOOR_PARAMS_BILLION / params_billion
 
 
-# A training micro batch under gradient checkpointing runs its forward twice: 8N FLOPs a token instead of 6N, and
-# twice the kernel launches, so twice the launch floor. Measured on one H200 (model_bench, 0.5B): with checkpointing
-# 192-234 ms at 2,128, 8,512 and 17,024 tokens against 107, 107 and 185 without; this model gives 214, 214 and 247.
-CHECKPOINTING_WORK = 8 / 6
+# A training micro batch's FLOPs a parameter and token: the forward's 2, the backward's input gradients' 2 and the
+# weight gradients' 2, which a LoRA update skips for its frozen base (the adapters' own work is under 1% at rank 32).
+# Gradient checkpointing runs the forward again (2 more) and launches its kernels twice, so twice the launch floor.
+# Measured on one H200 (model_bench, 0.5B): with checkpointing 192-234 ms at 2,128, 8,512 and 17,024 tokens against
+# 107, 107 and 185 without; this model gives 214, 214 and 247. A LoRA update against a whole model's is not measured
+# on one model: held out, the 7B LoRA run's update planned from 3B's whole-model one fell from +121% to +47% by it
+# (docs/sizing.md "plan-held-out").
+FORWARD_FLOPS, INPUT_GRADIENT_FLOPS, WEIGHT_GRADIENT_FLOPS = 2, 2, 2
 CHECKPOINTING_LAUNCHES = 2
 TRAINING_PHASES = ("update_critic", "update_actor")
 
 
-def micro_batch_cost(tokens: float, params_billion: float, checkpointing: bool) -> float:
+def training_flops(checkpointing: bool, lora: bool) -> int:
+    """FLOPs a parameter and token of a training micro batch (6 for a whole model without checkpointing)."""
+    return (FORWARD_FLOPS * (2 if checkpointing else 1) + INPUT_GRADIENT_FLOPS
+            + (0 if lora else WEIGHT_GRADIENT_FLOPS))
+
+
+def micro_batch_cost(tokens: float, params_billion: float, checkpointing: bool = False, lora: bool = False) -> float:
     """A micro batch's seconds up to one factor: its parameters times its tokens, counted at no fewer tokens than the
-    model's launch floor; a training one under checkpointing at its recompute's work and launches."""
-    floor = launch_floor_tokens(params_billion)
-    if checkpointing:
-        return params_billion * max(tokens * CHECKPOINTING_WORK, floor * CHECKPOINTING_LAUNCHES)
-    return params_billion * max(tokens, floor)
+    model's launch floor; a training one at its FLOPs against a whole model's without checkpointing (a forward-only
+    pass is compared with forward-only passes alone), under checkpointing at twice the launches."""
+    floor = launch_floor_tokens(params_billion) * (CHECKPOINTING_LAUNCHES if checkpointing else 1)
+    work = training_flops(checkpointing, lora) / training_flops(False, False)
+    return params_billion * max(tokens * work, floor)
 
 
 @dataclass(frozen=True)
