@@ -29,6 +29,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.finalOutputLegacyTrainer" . -}}
 {{- include "ppo-job.rules.pinnedPoolsNeedPlugins" . -}}
 {{- include "ppo-job.rules.rolloutPollVersion" . -}}
+{{- include "ppo-job.rules.rolloutPollLegacyTrainer" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
 {{- include "ppo-job.rules.poolTooSmall" . -}}
@@ -389,17 +390,22 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The default of trainer.rolloutPollSeconds, values.yaml's (tests/verl/test_trainer_mode.py holds the two equal): the
+     one interval, with null, that the rules take where nothing reads it. */}}
+{{- define "ppo-job.rolloutPollDefault" -}}0.05{{- end -}}
+
 {{/* The poll interval is the chart's replay buffer's, which only a veRL whose trainer polls one takes (quickPollSampler):
-     elsewhere nothing renders it, so a value other than the default (0.05, values.yaml) or null would do nothing. */}}
+     elsewhere nothing renders it, so a value other than the default (ppo-job.rolloutPollDefault) or null would do nothing. */}}
 {{- define "ppo-job.rules.rolloutPollVersion" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $seconds := .Values.trainer.rolloutPollSeconds -}}
-{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) 0.05) -}}
+{{- $default := include "ppo-job.rolloutPollDefault" . -}}
+{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) (float64 $default)) -}}
 {{- $polling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "quickPollSampler" "engine" "") -}}
 {{- $problem := printf "is ignored by veRL %s, whose trainer polls no replay buffer (veRL %s's does)"
   (toString .Values.verlVersion) $polling -}}
-{{- $fix := printf "leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null, or --set-string ppo-job.verlVersion=%s with an image of that veRL"
-  $polling -}}
+{{- $fix := printf "leave ppo-job.trainer.rolloutPollSeconds at %s or null, or --set-string ppo-job.verlVersion=%s with an image of that veRL"
+  $default $polling -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.rolloutPollSeconds" "value" $seconds "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
@@ -525,6 +531,24 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* veRL 0.9.1's legacy trainer (trainer.use_v1=false: main_ppo_v0.py's TaskRunner, ray_trainer.py's RayPPOTrainer)
+     samples through data.sampler (create_rl_sampler) and never reads trainer.v1.sampler, where the chart's replay buffer
+     and its interval go: only the v1 trainers do (trainer/ppo/v1/trainer_base.py). An interval other than the default
+     (ppo-job.rolloutPollDefault) or null would do nothing. */}}
+{{- define "ppo-job.rules.rolloutPollLegacyTrainer" -}}
+{{- $seconds := .Values.trainer.rolloutPollSeconds -}}
+{{- $default := include "ppo-job.rolloutPollDefault" . -}}
+{{- if and (include "ppo-job.quickPoll" .) (ne (float64 $seconds) (float64 $default)) -}}
+{{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
+{{- $arg := index $.Values.extraArgs (int $index) -}}
+{{- $problem := printf "is ignored by veRL's legacy trainer, which ppo-job.extraArgs[%d]=%s asks for: it polls no replay buffer" (int $index) $arg -}}
+{{- $fix := printf "remove ppo-job.extraArgs[%d], or leave ppo-job.trainer.rolloutPollSeconds at %s or null" (int $index) $default -}}
+{{- $field := "ppo-job.trainer.rolloutPollSeconds" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $seconds "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* extraArgs, each on its own: one plain key=value override Hydra reads as one value (files/hydra.yaml), for a key of
      the chosen veRL's config and not Hydra's, no key the chart owns, no unsized twin of a per-GPU batch. */}}
 {{- define "ppo-job.rules.extraArgs" -}}
@@ -600,7 +624,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $section := list "actor" "ref" "critic" }}{{ $_ := set (get $values $section) "paramOffload" true }}{{ end -}}
 {{- range $section := list "actor" "critic" }}{{ $_ := set (get $values $section) "optimizerOffload" true }}{{ end -}}
 {{- $_ := set $values.trainer "maxCheckpointsToKeep" 1 -}}
-{{- if hasKey $values.trainer "rolloutPollSeconds" }}{{ $_ := set $values.trainer "rolloutPollSeconds" 0.05 }}{{ end -}}
+{{- if hasKey $values.trainer "rolloutPollSeconds" -}}
+{{- $_ := set $values.trainer "rolloutPollSeconds" (include "ppo-job.rolloutPollDefault" . | float64) -}}
+{{- end -}}
 {{- $_ := set $values.rollout "finalOutputOnly" true -}}
 {{- $_ := set $values.reward "functionPath" "/reward.py" -}}
 {{- $lora := dict "rank" 8 "alpha" 16 "targetModules" "all-linear" "excludeModules" (list "o_proj") "adapterPath" "/adapter" -}}
