@@ -254,6 +254,12 @@ CASES = [
                              ("quoted-capital", "'False'"), ("upper-case", "FALSE"), ("null", "null")]],
     Case("hybrid-engine-off-quoted", job(verlVersion="0.9.1", extraArgs=['actor_rollout_ref.hybrid_engine="False"']),
          "ppo-job.extraArgs[0]", value='actor_rollout_ref.hybrid_engine="False"', mentions=["separate_async"]),
+    # A switch neither plainly true nor false (ppo-job.rules.extraArgSwitch): Hydra keeps the text, veRL reads true.
+    *[Case(f"{name}-not-plainly-a-boolean-{spelling_id}", job(verlVersion="0.9.1", extraArgs=[f"{key}={spelling}"]),
+           "ppo-job.extraArgs[0]", value=f"{key}={spelling}", mentions=[f"{key}=true", f"{key}=false"])
+      for name, key in [("use-v1", "trainer.use_v1"), ("hybrid-engine", "actor_rollout_ref.hybrid_engine")]
+      for spelling_id, spelling in [("zero-zero", "00"), ("zero-single-quoted", "'0'"), ("zero-double-quoted", '"0"'),
+                                    ("no", "no"), ("off", "off"), ("no-quoted", "'no'")]],
     # The legacy trainer reads no replay buffer: an interval other than the default or null would do nothing.
     Case("replay-buffer-poll-with-the-legacy-trainer", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", trainer={"rolloutPollSeconds": 0.5},
@@ -1293,11 +1299,13 @@ ACCEPTED = [
     Accepted("fsdp-engines-in-extra-args", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", extraArgs=["actor_rollout_ref.actor.strategy=fsdp2", "critic.strategy='fsdp'",
                                         "actor_rollout_ref.ref.strategy=${actor_rollout_ref.actor.strategy}"])),
-    # The legacy trainer with the replay buffer's default interval or none (nothing reads either).
+    # The legacy trainer with the replay buffer's default interval or none (nothing reads either); plain true switches.
     Accepted("legacy-trainer-with-the-default-poll", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", extraArgs=["trainer.use_v1=False"])),
     Accepted("legacy-trainer-without-the-replay-buffer", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", trainer={"rolloutPollSeconds": None}, extraArgs=["trainer.use_v1=false"])),
+    Accepted("switches-true-in-any-case", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", extraArgs=["trainer.use_v1=TRUE", "actor_rollout_ref.hybrid_engine=True"])),
     Accepted("fsdp-lora-merged-for-the-rollout", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8}},
         extraArgs=["actor_rollout_ref.model.lora.merge=True"])),

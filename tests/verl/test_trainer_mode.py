@@ -2,8 +2,8 @@
 version composes with that version's Hydra config into its trainer.v1.trainer_mode; the replay buffer's keys
 compose and carry what veRL hands its own replay buffer (DAPO's group filtering); the final-output agent loop
 manager composes into the key veRL loads it by; the versions without them render neither, and the rulebook and
-`generator check` refuse a mode a version lacks and an interval nothing polls (an older veRL, the legacy trainer, which
-reads no trainer.v1.sampler)."""
+`generator check` refuse a mode a version lacks, an interval nothing polls (an older veRL, the legacy trainer, which
+reads no trainer.v1.sampler) and a trainer switch that is neither plainly true nor false."""
 
 from __future__ import annotations
 
@@ -127,8 +127,11 @@ def test_a_mode_veRL_would_not_run_is_refused_by_helm_and_generator_check(args, 
 
 
 # Ways to write trainer.use_v1's value. veRL tests it by Python's truth: what Hydra makes of each picks the trainer.
+# The last ones are plainly true: a number Hydra reads as non-zero, the smallest with 199 zeros after the point.
 USE_V1_SPELLINGS = ["false", "False", "FALSE", "0", "-0", "0.0", ".0", "0e0", "null", "NULL", "''", '""', "[]", "{}",
-                    "'false'", '"false"', "'False'", '"False"', "true", "True", "1", "0.5", "'true'", "'0'", "00"]
+                    "'false'", '"false"', "'False'", '"False"', "true", "True", "1", "0.5", "-1", ".5", "1_000", "1e3",
+                    "1e-99", "0." + "0" * 199 + "1"]
+SWITCH_REFUSAL = "is not plainly true or false"
 
 
 @pytest.mark.parametrize("spelling", USE_V1_SPELLINGS)
@@ -145,6 +148,44 @@ def test_each_spelling_of_the_legacy_trainer_meets_the_mode_rule(spelling):
                f"ppo-job.extraArgs[0]=trainer.use_v1={spelling} ")
     assert (refusal in result.output) == asks_legacy, (value, result.output)
     assert (result.returncode != 0) == asks_legacy, (value, result.output)
+    assert SWITCH_REFUSAL not in result.output, result.output
+
+
+# Neither plainly true nor false: Hydra keeps each as text (a list, a map; nan and inf are no switch), which veRL,
+# testing the switch by Python's truth, reads as true, whatever its writer meant.
+UNPLAIN_SPELLINGS = ["00", "01", "'0'", '"0"', "no", "off", "'no'", "n", "yes", "on", "'true'", "0x1", "nan", "inf",
+                     "[0]", "{a:1}"]
+SWITCHES = ["trainer.use_v1", "actor_rollout_ref.hybrid_engine"]
+
+
+def switch_refusal(key: str, arg: str) -> str:
+    return (f"ppo-job.extraArgs[0]={arg}: is not plainly true or false: veRL tests {key} by Python's truth, which "
+            f"takes a text Hydra keeps (no, off, 00, '0') for true. Fix: write {key}=true or {key}=false")
+
+
+@pytest.mark.parametrize("key", SWITCHES)
+@pytest.mark.parametrize("spelling", UNPLAIN_SPELLINGS)
+def test_a_switch_veRL_reads_as_true_against_its_spelling_is_refused(key, spelling, capsys):
+    """veRL 0.9.1's config, composed with Hydra, holds each such spelling as a value that is no bool and is true;
+    the rulebook refuses it, naming the item, the value and the fix, and generator check says the same words."""
+    value = OmegaConf.select(compose_with_verl("0.9.1", [f"{key}={spelling}"]), key)
+    assert not isinstance(value, bool) and value, value
+    args = [*image_args("0.9.1"), "--set-json", "ppo-job.extraArgs=" + json.dumps([f"{key}={spelling}"])]
+    result = helm_cli.template(helm_binaries()["helm4"], *args)
+    assert result.returncode != 0 and switch_refusal(key, f"{key}={spelling}") in flat(result.output), result.output
+    assert generator_main(["check", *args]) == 1
+    assert switch_refusal(key, f"{key}={spelling}") in flat(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("spelling", ["1e-400", "0." + "0" * 400 + "1"])
+def test_a_number_hydra_reads_as_zero_is_refused_as_no_plain_switch(spelling):
+    """A non-zero spelling that underflows to 0.0: veRL reads false (the legacy trainer), which ppo-job.hydraFalse
+    does not see; the switch rule refuses it."""
+    assert compose_with_verl("0.9.1", [f"trainer.use_v1={spelling}"]).trainer.use_v1 == 0.0
+    result = helm_cli.template(helm_binaries()["helm4"], *image_args("0.9.1"),
+                               "--set-json", "ppo-job.extraArgs=" + json.dumps([f"trainer.use_v1={spelling}"]))
+    assert result.returncode != 0, result.output
+    assert switch_refusal("trainer.use_v1", f"trainer.use_v1={spelling}") in flat(result.output), result.output
 
 
 @pytest.mark.parametrize("setting, field", [("ppo-job.trainer.mode=separate", "/trainer/mode"),

@@ -568,6 +568,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.extraArgRendered" $item -}}
 {{- include "ppo-job.rules.extraArgTwin" $item -}}
 {{- include "ppo-job.rules.extraArgSection" $item -}}
+{{- include "ppo-job.rules.extraArgSwitch" $item -}}
 {{- end -}}
 {{- end -}}
 
@@ -605,6 +606,24 @@ n = GPUs in total, B = train batch, N = rollout.n.
   (ternary (first $sets) (printf "%s.<key>" .key) $whole) -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A switch veRL tests by Python's truth and the rules read (trainer.use_v1, actor_rollout_ref.hybrid_engine) set plainly:
+     true in any letter case or a number in digits Hydra reads as non-zero (no underflow to 0.0: a non-zero digit in the
+     first 200 decimals, an exponent not below -99), or false as ppo-job.hydraFalse reads it. Hydra keeps 00, '0', no or
+     off as text, which veRL takes for true against its writer's likely word; nan, inf, a list or a map are no switch
+     either. Call with ppo-job.rules.extraArgs's item (a value Hydra reads as one; a key the chart renders is refused). */}}
+{{- define "ppo-job.rules.extraArgSwitch" -}}
+{{- $valuePattern := replace "SCALAR" .hydra.scalarPattern .hydra.valuePattern -}}
+{{- $switch := and .override (not .rendered) (has .key (list "trainer.use_v1" "actor_rollout_ref.hybrid_engine")) -}}
+{{- $number := "[-+]?([1-9](_?[0-9])*(\\.([0-9](_?[0-9])*)?)?|0?\\.(0_?){0,199}[1-9](_?[0-9])*)([eE](\\+?[0-9](_?[0-9])*|-[0-9]{1,2}))?" -}}
+{{- $true := regexMatch (printf "^ *((?i:true)|%s) *$" $number) .value -}}
+{{- if and $switch (regexMatch $valuePattern .value) (not $true) (not (include "ppo-job.hydraFalse" .value)) -}}
+{{- $problem := printf "is not plainly true or false: veRL tests %s by Python's truth, which takes a text Hydra keeps (no, off, 00, '0') for true"
+  .key -}}
+{{- $fix := printf "write %s=true or %s=false" .key .key -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .arg "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
 
