@@ -254,6 +254,18 @@ CASES = [
                              ("quoted-capital", "'False'"), ("upper-case", "FALSE"), ("null", "null")]],
     Case("hybrid-engine-off-quoted", job(verlVersion="0.9.1", extraArgs=['actor_rollout_ref.hybrid_engine="False"']),
          "ppo-job.extraArgs[0]", value='actor_rollout_ref.hybrid_engine="False"', mentions=["separate_async"]),
+    # A switch neither plainly true nor false (ppo-job.rules.extraArgSwitch): Hydra keeps the text, veRL reads true.
+    *[Case(f"{name}-not-plainly-a-boolean-{spelling_id}", job(verlVersion="0.9.1", extraArgs=[f"{key}={spelling}"]),
+           "ppo-job.extraArgs[0]", value=f"{key}={spelling}", mentions=[f"{key}=true", f"{key}=false"])
+      for name, key in [("use-v1", "trainer.use_v1"), ("hybrid-engine", "actor_rollout_ref.hybrid_engine")]
+      for spelling_id, spelling in [("zero-zero", "00"), ("zero-single-quoted", "'0'"), ("zero-double-quoted", '"0"'),
+                                    ("no", "no"), ("off", "off"), ("no-quoted", "'no'")]],
+    # The legacy trainer reads no replay buffer: an interval other than the default or null would do nothing.
+    Case("replay-buffer-poll-with-the-legacy-trainer", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", trainer={"rolloutPollSeconds": 0.5},
+        extraArgs=["trainer.val_before_train=false", "trainer.use_v1=False"]), "ppo-job.trainer.rolloutPollSeconds",
+         mentions=["ppo-job.extraArgs[1]=trainer.use_v1=False", "legacy", "remove ppo-job.extraArgs[1]",
+                   "0.05 or null"]),
     Case("unknown-trainer-mode", job(trainer={"mode": "separate"}), "ppo-job.trainer.mode", layer="schema"),
     # The final output only from vLLM: veRL 0.9.1's agent loop manager, vLLM's setting, the sync trainer only.
     Case("final-output-in-verl-0.4", job(rollout={"finalOutputOnly": True}), "ppo-job.rollout.finalOutputOnly",
@@ -1287,6 +1299,13 @@ ACCEPTED = [
     Accepted("fsdp-engines-in-extra-args", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", extraArgs=["actor_rollout_ref.actor.strategy=fsdp2", "critic.strategy='fsdp'",
                                         "actor_rollout_ref.ref.strategy=${actor_rollout_ref.actor.strategy}"])),
+    # The legacy trainer with the replay buffer's default interval or none (nothing reads either); plain true switches.
+    Accepted("legacy-trainer-with-the-default-poll", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", extraArgs=["trainer.use_v1=False"])),
+    Accepted("legacy-trainer-without-the-replay-buffer", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", trainer={"rolloutPollSeconds": None}, extraArgs=["trainer.use_v1=false"])),
+    Accepted("switches-true-in-any-case", {"global": {"image": image_values("0.9.1")}} | job(
+        verlVersion="0.9.1", extraArgs=["trainer.use_v1=TRUE", "actor_rollout_ref.hybrid_engine=True"])),
     Accepted("fsdp-lora-merged-for-the-rollout", {"global": {"image": image_values("0.9.1")}} | job(
         verlVersion="0.9.1", model={"path": "/data/m", "lora": {"rank": 8}},
         extraArgs=["actor_rollout_ref.model.lora.merge=True"])),

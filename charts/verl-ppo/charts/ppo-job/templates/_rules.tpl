@@ -29,6 +29,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.finalOutputLegacyTrainer" . -}}
 {{- include "ppo-job.rules.pinnedPoolsNeedPlugins" . -}}
 {{- include "ppo-job.rules.rolloutPollVersion" . -}}
+{{- include "ppo-job.rules.rolloutPollLegacyTrainer" . -}}
 {{- include "ppo-job.rules.separateAsyncWithoutPool" . -}}
 {{- include "ppo-job.rules.poolWithoutSeparateAsync" . -}}
 {{- include "ppo-job.rules.poolTooSmall" . -}}
@@ -389,17 +390,22 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* The default of trainer.rolloutPollSeconds, values.yaml's (tests/verl/test_trainer_mode.py holds the two equal): the
+     one interval, with null, that the rules take where nothing reads it. */}}
+{{- define "ppo-job.rolloutPollDefault" -}}0.05{{- end -}}
+
 {{/* The poll interval is the chart's replay buffer's, which only a veRL whose trainer polls one takes (quickPollSampler):
-     elsewhere nothing renders it, so a value other than the default (0.05, values.yaml) or null would do nothing. */}}
+     elsewhere nothing renders it, so a value other than the default (ppo-job.rolloutPollDefault) or null would do nothing. */}}
 {{- define "ppo-job.rules.rolloutPollVersion" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $seconds := .Values.trainer.rolloutPollSeconds -}}
-{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) 0.05) -}}
+{{- $default := include "ppo-job.rolloutPollDefault" . -}}
+{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) (float64 $default)) -}}
 {{- $polling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "quickPollSampler" "engine" "") -}}
 {{- $problem := printf "is ignored by veRL %s, whose trainer polls no replay buffer (veRL %s's does)"
   (toString .Values.verlVersion) $polling -}}
-{{- $fix := printf "leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null, or --set-string ppo-job.verlVersion=%s with an image of that veRL"
-  $polling -}}
+{{- $fix := printf "leave ppo-job.trainer.rolloutPollSeconds at %s or null, or --set-string ppo-job.verlVersion=%s with an image of that veRL"
+  $default $polling -}}
 {{- include "verl-ppo.rule" (dict "state" .state "field" "ppo-job.trainer.rolloutPollSeconds" "value" $seconds "problem" $problem "fix" $fix) -}}
 {{- end -}}
 {{- end -}}
@@ -525,6 +531,24 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* veRL 0.9.1's legacy trainer (trainer.use_v1=false: main_ppo_v0.py's TaskRunner, ray_trainer.py's RayPPOTrainer)
+     samples through data.sampler (create_rl_sampler) and never reads trainer.v1.sampler, where the chart's replay buffer
+     and its interval go: only the v1 trainers do (trainer/ppo/v1/trainer_base.py). An interval other than the default
+     (ppo-job.rolloutPollDefault) or null would do nothing. */}}
+{{- define "ppo-job.rules.rolloutPollLegacyTrainer" -}}
+{{- $seconds := .Values.trainer.rolloutPollSeconds -}}
+{{- $default := include "ppo-job.rolloutPollDefault" . -}}
+{{- if and (include "ppo-job.quickPoll" .) (ne (float64 $seconds) (float64 $default)) -}}
+{{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
+{{- $arg := index $.Values.extraArgs (int $index) -}}
+{{- $problem := printf "is ignored by veRL's legacy trainer, which ppo-job.extraArgs[%d]=%s asks for: it polls no replay buffer" (int $index) $arg -}}
+{{- $fix := printf "remove ppo-job.extraArgs[%d], or leave ppo-job.trainer.rolloutPollSeconds at %s or null" (int $index) $default -}}
+{{- $field := "ppo-job.trainer.rolloutPollSeconds" -}}
+{{- include "verl-ppo.rule" (dict "state" $.state "field" $field "value" $seconds "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* extraArgs, each on its own: one plain key=value override Hydra reads as one value (files/hydra.yaml), for a key of
      the chosen veRL's config and not Hydra's, no key the chart owns, no unsized twin of a per-GPU batch. */}}
 {{- define "ppo-job.rules.extraArgs" -}}
@@ -544,6 +568,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- include "ppo-job.rules.extraArgRendered" $item -}}
 {{- include "ppo-job.rules.extraArgTwin" $item -}}
 {{- include "ppo-job.rules.extraArgSection" $item -}}
+{{- include "ppo-job.rules.extraArgSwitch" $item -}}
 {{- end -}}
 {{- end -}}
 
@@ -584,6 +609,24 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- end -}}
 {{- end -}}
 
+{{/* A switch veRL tests by Python's truth and the rules read (trainer.use_v1, actor_rollout_ref.hybrid_engine) set plainly:
+     true in any letter case or a number in digits Hydra reads as non-zero (no underflow to 0.0: a non-zero digit in the
+     first 200 decimals, an exponent not below -99), or false as ppo-job.hydraFalse reads it. Hydra keeps 00, '0', no or
+     off as text, which veRL takes for true against its writer's likely word; nan, inf, a list or a map are no switch
+     either. Call with ppo-job.rules.extraArgs's item (a value Hydra reads as one; a key the chart renders is refused). */}}
+{{- define "ppo-job.rules.extraArgSwitch" -}}
+{{- $valuePattern := replace "SCALAR" .hydra.scalarPattern .hydra.valuePattern -}}
+{{- $switch := and .override (not .rendered) (has .key (list "trainer.use_v1" "actor_rollout_ref.hybrid_engine")) -}}
+{{- $number := "[-+]?([1-9](_?[0-9])*(\\.([0-9](_?[0-9])*)?)?|0?\\.(0_?){0,199}[1-9](_?[0-9])*)([eE](\\+?[0-9](_?[0-9])*|-[0-9]{1,2}))?" -}}
+{{- $true := regexMatch (printf "^ *((?i:true)|%s) *$" $number) .value -}}
+{{- if and $switch (regexMatch $valuePattern .value) (not $true) (not (include "ppo-job.hydraFalse" .value)) -}}
+{{- $problem := printf "is not plainly true or false: veRL tests %s by Python's truth, which takes a text Hydra keeps (no, off, 00, '0') for true"
+  .key -}}
+{{- $fix := printf "write %s=true or %s=false" .key .key -}}
+{{- include "verl-ppo.rule" (dict "state" .state "field" .field "value" .arg "problem" $problem "fix" $fix) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The keys the chart owns (JSON: key -> true), whether or not the current values render them: every key the command
      renders for the chosen veRL with each of its algorithms and every switch on (dynamic batches, gradient checkpointing
      off, offloads, a kept-checkpoint bound, a reward function, rollout metrics, the quick-poll replay buffer, the final-output manager; keys the
@@ -600,7 +643,9 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- range $section := list "actor" "ref" "critic" }}{{ $_ := set (get $values $section) "paramOffload" true }}{{ end -}}
 {{- range $section := list "actor" "critic" }}{{ $_ := set (get $values $section) "optimizerOffload" true }}{{ end -}}
 {{- $_ := set $values.trainer "maxCheckpointsToKeep" 1 -}}
-{{- if hasKey $values.trainer "rolloutPollSeconds" }}{{ $_ := set $values.trainer "rolloutPollSeconds" 0.05 }}{{ end -}}
+{{- if hasKey $values.trainer "rolloutPollSeconds" -}}
+{{- $_ := set $values.trainer "rolloutPollSeconds" (include "ppo-job.rolloutPollDefault" . | float64) -}}
+{{- end -}}
 {{- $_ := set $values.rollout "finalOutputOnly" true -}}
 {{- $_ := set $values.reward "functionPath" "/reward.py" -}}
 {{- $lora := dict "rank" 8 "alpha" 16 "targetModules" "all-linear" "excludeModules" (list "o_proj") "adapterPath" "/adapter" -}}
