@@ -138,12 +138,12 @@ def step_time(inputs: PlanInputs, measured: Measured) -> StepTime:
         if name == "gen":  # a decode step: its fixed cost and the replica's weights shard it reads
             each = max(1.0, size) * output_kind * (mine_params / inputs.sizing.tensor_parallel + fixed) / (
                 their_params / theirs.sizing.tensor_parallel + fixed)
-        elif ours.floor and name in TRAINING_PHASES:
-            each = micro_batch_cost(ours.size, mine_params, inputs.sizing.gradient_checkpointing,
-                                    inputs.run.lora_rank > 0) / micro_batch_cost(
-                measured_work.size, their_params, theirs.sizing.gradient_checkpointing, theirs.run.lora_rank > 0)
         elif ours.floor:
-            each = micro_batch_cost(ours.size, mine_params) / micro_batch_cost(measured_work.size, their_params)
+            training = name in TRAINING_PHASES
+            each = micro_batch_cost(ours.size, mine_params, training and inputs.sizing.gradient_checkpointing,
+                                    training and inputs.run.lora_rank > 0) / micro_batch_cost(
+                measured_work.size, their_params, training and theirs.sizing.gradient_checkpointing,
+                training and theirs.run.lora_rank > 0)
         else:
             each = size
         scale = ours.count / measured_work.count * each
