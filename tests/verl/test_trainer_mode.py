@@ -24,6 +24,13 @@ from support.tools import ROOT, helm_binaries, image_args, verl_config_dir, verl
 from test_verl_config import compose_with_verl, rendered_command, rendered_keys
 
 VERSIONS = by_version()
+
+
+def flat(output: str) -> str:
+    """Helm's and generator check's output on one line, as they wrap a long finding."""
+    return " ".join(output.split())
+
+
 MODES = [pytest.param(version, mode, id=f"{version}-{mode}")
          for version in verl_versions() for mode in VERSIONS[version].trainer_modes]
 
@@ -121,9 +128,9 @@ BAD_MODES = [
 @pytest.mark.parametrize("args, message", BAD_MODES, ids=["version-without-modes", "legacy-trainer", "mode-in-extra"])
 def test_a_mode_veRL_would_not_run_is_refused_by_helm_and_generator_check(args, message, capsys):
     result = helm_cli.template(helm_binaries()["helm4"], *args)
-    assert result.returncode != 0 and message in " ".join(result.output.split()), result.output
+    assert result.returncode != 0 and message in flat(result.output), result.output
     assert generator_main(["check", *args]) == 1
-    assert message in " ".join(capsys.readouterr().out.split())
+    assert message in flat(capsys.readouterr().out)
 
 
 # Ways to write trainer.use_v1's value. veRL tests it by Python's truth: what Hydra makes of each picks the trainer.
@@ -208,14 +215,9 @@ def test_a_poll_interval_is_refused_where_nothing_polls(version, capsys):
         assert (result.returncode != 0) == refused, result.output
         assert generator_main(["check", *args]) == int(refused)
         if refused:
-            said = " ".join(capsys.readouterr().out.split())
+            said = flat(capsys.readouterr().out)
             assert f"ppo-job.trainer.rolloutPollSeconds=0.5: is ignored by veRL {version}" in said, said
             assert "Fix: leave ppo-job.trainer.rolloutPollSeconds at 0.05 or null" in said, said
-
-
-def flat(output: str) -> str:
-    """Helm's and generator check's output on one line, as they wrap a long finding."""
-    return " ".join(output.split())
 
 
 def values_default_poll() -> float:
