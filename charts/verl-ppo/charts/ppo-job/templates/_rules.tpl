@@ -394,13 +394,20 @@ n = GPUs in total, B = train batch, N = rollout.n.
      one interval, with null, that the rules take where nothing reads it. */}}
 {{- define "ppo-job.rolloutPollDefault" -}}0.05{{- end -}}
 
+{{/* "true" where trainer.rolloutPollSeconds asks for something: neither null nor the default. The rules that refuse an
+     interval nothing would read ask this one question. */}}
+{{- define "ppo-job.rolloutPollChanged" -}}
+{{- $seconds := .Values.trainer.rolloutPollSeconds -}}
+{{- if and (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) (include "ppo-job.rolloutPollDefault" . | float64)) }}true{{ end -}}
+{{- end -}}
+
 {{/* The poll interval is the chart's replay buffer's, which only a veRL whose trainer polls one takes (quickPollSampler):
      elsewhere nothing renders it, so a value other than the default (ppo-job.rolloutPollDefault) or null would do nothing. */}}
 {{- define "ppo-job.rules.rolloutPollVersion" -}}
 {{- $facts := include "ppo-job.verlFacts" . | fromJson -}}
 {{- $seconds := .Values.trainer.rolloutPollSeconds -}}
 {{- $default := include "ppo-job.rolloutPollDefault" . -}}
-{{- if and $facts (not $facts.quickPollSampler) (not (kindIs "invalid" $seconds)) (ne (float64 $seconds) (float64 $default)) -}}
+{{- if and $facts (not $facts.quickPollSampler) (include "ppo-job.rolloutPollChanged" .) -}}
 {{- $polling := include "ppo-job.newestVerlWith" (dict "Files" .Files "fact" "quickPollSampler" "engine" "") -}}
 {{- $problem := printf "is ignored by veRL %s, whose trainer polls no replay buffer (veRL %s's does)"
   (toString .Values.verlVersion) $polling -}}
@@ -538,7 +545,7 @@ n = GPUs in total, B = train batch, N = rollout.n.
 {{- define "ppo-job.rules.rolloutPollLegacyTrainer" -}}
 {{- $seconds := .Values.trainer.rolloutPollSeconds -}}
 {{- $default := include "ppo-job.rolloutPollDefault" . -}}
-{{- if and (include "ppo-job.quickPoll" .) (ne (float64 $seconds) (float64 $default)) -}}
+{{- if and (include "ppo-job.quickPoll" .) (include "ppo-job.rolloutPollChanged" .) -}}
 {{- range $index := include "ppo-job.legacyTrainerArgs" . | fromJsonArray -}}
 {{- $arg := index $.Values.extraArgs (int $index) -}}
 {{- $problem := printf "is ignored by veRL's legacy trainer, which ppo-job.extraArgs[%d]=%s asks for: it polls no replay buffer" (int $index) $arg -}}
