@@ -28,6 +28,9 @@ MOUNT = "/data"  # global.storage.mountPath of the chart's defaults
 # Steps of a run, and of a run that must outlast a new submitter pod (its start and preflight: half a minute
 # and more on 2 busy cores) after the fault.
 STEPS, LONG_STEPS, STEP_SECONDS, FAULT_AT = 12, 30, 3, 3
+# The pace of an attempt that resumes after a fault: the tests measure where it resumed and that it wrote every
+# step after once, in order, which its pace does not change; at STEP_SECONDS its rest took a minute and more a test.
+RESUMED_STEP_SECONDS = 0.5
 # Steps of a run that an upgrade supersedes: it must outlast the new Job's pod until that pod stops it (the
 # upgrade, the pod's start, its wait for the cluster: the old run reached step 27 of 30 once, all 30 the next).
 SUPERSEDED_STEPS = 50
@@ -37,6 +40,7 @@ STAND_IN_VALUES = ["-f", str(VALUES),
                # The stand-in lies on the shared volume, on every Ray node's PYTHONPATH (the image has only stand_in).
                "--set", f"raycluster.pythonPath={MOUNT}/standin", "--set", "ppo-job.entrypointModule=stand_in_ranks",
                "--set-string", f"ppo-job.runtimeEnv.env.STAND_IN_STEP_SECONDS={STEP_SECONDS}",
+               "--set-string", f"ppo-job.runtimeEnv.env.STAND_IN_RESUMED_STEP_SECONDS={RESUMED_STEP_SECONDS}",
                "--set", f"ppo-job.submitter.maxAttempts={MAX_ATTEMPTS}"]
 RUN_TIMEOUT = 600  # a head replaced and its worker rejoined on 2 busy cores takes minutes
 # After a pod's grace period, what the run still needs to show its loss: a rank's answer awaited (the stand-in's

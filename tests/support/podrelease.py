@@ -170,10 +170,26 @@ def remove(release: PodRelease, namespaces: tuple[str, ...]) -> None:
             release.core.delete_namespace(namespace)
         except client.ApiException:
             pass
+    # The pods go at once, each deleted with no grace period (the namespace's deletion would give every Ray pod its
+    # grace period, half a minute and more of Ray's drain a release: not what a teardown tests), their processes
+    # killed, before the next release starts on the node.
+    uids: set[str] = set()
+
+    def gone() -> bool:
+        left = [p for n in namespaces for p in release.core.list_namespaced_pod(n).items]
+        for pod in left:
+            uids.add(pod.metadata.uid)
+            if pod.metadata.deletion_grace_period_seconds != 0:
+                release.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+        if left:
+            return False
+        running = [pid for uid in uids for pid in pod_pids(uid)]
+        for pid in running:  # the kubelet may give a pod deleted at once a grace period still: ended here
+            processes.kill(pid)
+        return not running
+
     try:
-        processes.wait_for("pods deleted",
-                           lambda: not any(release.core.list_namespaced_pod(n).items for n in namespaces),
-                           180)
+        processes.wait_for("pods deleted", gone, 180, interval=1)
     finally:
         for pv in release.core.list_persistent_volume().items:
             if pv.spec.claim_ref and pv.spec.claim_ref.namespace == release.namespace:

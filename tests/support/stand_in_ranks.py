@@ -3,8 +3,9 @@
 
 Like veRL's trainer it holds one rank (a Ray actor with all of a node's GPUs) on every GPU node and
 checkpoints to trainer.default_local_dir of the rendered overrides; STAND_IN_STEPS and
-STAND_IN_STEP_SECONDS (ppo-job.runtimeEnv.env) set its length. Each step every rank must answer: a lost
-rank (its pod deleted or evicted) ends the run with exit code 1, as losing a rank ends veRL's."""
+STAND_IN_STEP_SECONDS (ppo-job.runtimeEnv.env) set its length, STAND_IN_RESUMED_STEP_SECONDS (where set) the
+pace of an attempt that resumes. Each step every rank must answer: a lost rank (its pod deleted or evicted)
+ends the run with exit code 1, as losing a rank ends veRL's."""
 
 import os
 import sys
@@ -47,7 +48,9 @@ def main() -> int:
     print(f"stand-in run: {len(ranks)} ranks placed", flush=True)
     try:
         run_steps(Path(override("trainer.default_local_dir")), int(os.environ["STAND_IN_STEPS"]),
-                  float(os.environ["STAND_IN_STEP_SECONDS"]), every_rank_answers)
+                  float(os.environ["STAND_IN_STEP_SECONDS"]), every_rank_answers,
+                  float(os.environ["STAND_IN_RESUMED_STEP_SECONDS"]) if "STAND_IN_RESUMED_STEP_SECONDS" in os.environ
+                  else None)
     except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as error:
         print(f"stand-in run: a rank was lost ({type(error).__name__}): the run ends", flush=True)
         return 1

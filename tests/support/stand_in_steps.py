@@ -13,11 +13,15 @@ from pathlib import Path
 from typing import Callable
 
 
-def run_steps(checkpoints: Path, steps: int, pace: float, before_checkpoint: Callable[[], None] = lambda: None) -> None:
-    """The steps after the last checkpoint; before_checkpoint runs in each step (it raises to end the run)."""
+def run_steps(checkpoints: Path, steps: int, pace: float, before_checkpoint: Callable[[], None] = lambda: None,
+              resumed_pace: float | None = None) -> None:
+    """The steps after the last checkpoint; before_checkpoint runs in each step (it raises to end the run). A run
+    that resumes steps at resumed_pace where given (the pace of a run that is struck matters, not of its rest)."""
     tracker = checkpoints / "latest_checkpointed_iteration.txt"
     checkpoints.mkdir(parents=True, exist_ok=True)
     first = int(tracker.read_text()) + 1 if tracker.exists() else 1
+    if first > 1 and resumed_pace is not None:
+        pace = resumed_pace
     writer = f"{os.getpid()}@{socket.gethostname()}"  # pids repeat across pods: the host names the pod
     print(f"stand-in run: {'resuming' if first > 1 else 'starting'} at step {first} of {steps}", flush=True)
     for step in range(first, steps + 1):
